@@ -1,0 +1,126 @@
+// Package apierr holds the gateway's one error type and the one function that
+// turns any error into the OpenAI error body {"error": {message, type, param,
+// code}}. Handlers and adapters return *Error values; everything else becomes
+// a 500 whose details stay in the log, never in the response.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error types, as the official API spells them in error.type.
+const (
+	TypeInvalidRequest    = "invalid_request_error"
+	TypeInsufficientQuota = "insufficient_quota"
+	TypeRateLimit         = "rate_limit_error"
+	TypeServer            = "server_error"
+)
+
+// Error codes the gateway itself produces in error.code.
+const (
+	CodeInvalidRequest      = "invalid_request_error"
+	CodeInvalidAPIKey       = "invalid_api_key"
+	CodeModelNotFound       = "model_not_found"
+	CodeNotFound            = "not_found"
+	CodeRequestTooLarge     = "request_too_large"
+	CodeUnsupportedMedia    = "unsupported_media_type"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeRateLimitExceeded   = "rate_limit_exceeded"
+	CodeServer              = "server_error"
+	CodeUpstreamError       = "upstream_error"
+	CodeUpstreamUnavailable = "upstream_unavailable"
+	CodeUpstreamTimeout     = "upstream_timeout"
+	CodeUpstreamAuth        = "upstream_auth_failed"
+	CodeBadUpstreamResponse = "bad_upstream_response"
+	CodeClientClosed        = "client_closed_request"
+	CodeShuttingDown        = "shutting_down"
+)
+
+// ErrShuttingDown is the cause of every request context the server cancels
+// when its drain period is over, so adapters can tell it from a client that
+// went away.
+var ErrShuttingDown = errors.New("server shutting down")
+
+// ShuttingDown is the answer to a request cut short by shutdown.
+func ShuttingDown(cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: CodeShuttingDown,
+		Message: "The gateway is shutting down; retry the request.", RetryAfter: time.Second, Err: cause}
+}
+
+// StatusClientClosed is the status recorded (never sent) when the client went
+// away before the response was complete; nginx's convention.
+const StatusClientClosed = 499
+
+// Error is an error with everything needed to answer the client. Message is
+// safe to show; Err is the cause, for the log only.
+type Error struct {
+	Status     int
+	Type       string
+	Code       string
+	Param      string // empty → null
+	Message    string
+	RetryAfter time.Duration // > 0 adds a Retry-After header
+	Err        error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(e.Status))
+	b.WriteByte(' ')
+	b.WriteString(e.Code)
+	if e.Param != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Param)
+		b.WriteByte(')')
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Message)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap exposes the cause to errors.Is and errors.As.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Invalid is a 400 invalid_request_error naming the offending parameter.
+func Invalid(param, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidRequest,
+		Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidAPIKey is the one 401 answer for every authentication failure, so
+// the response never tells which check failed.
+func InvalidAPIKey(cause error) *Error {
+	return &Error{Status: http.StatusUnauthorized, Type: TypeInvalidRequest, Code: CodeInvalidAPIKey,
+		Message: "Incorrect or missing API key. Send it as 'Authorization: Bearer sk-...'.", Err: cause}
+}
+
+// ModelNotFound is the same 404 for an unknown model and for a model outside
+// the key's group, so a group's contents do not leak.
+func ModelNotFound(model string) *Error {
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeModelNotFound, Param: "model",
+		Message: fmt.Sprintf("The model '%s' does not exist or you do not have access to it.", model)}
+}
+
+// Internal wraps an unexpected failure as a 500 whose cause stays in the log.
+func Internal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: CodeServer,
+		Message: "The server had an error while processing your request.", Err: cause}
+}
+
+// From returns err as an *Error, wrapping anything else as Internal.
+func From(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}

@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+)
+
+// Causes used with context.WithCancelCause so a cancelled upstream call can
+// be told apart from a client that went away.
+var (
+	ErrIdleTimeout  = errors.New("upstream idle timeout")
+	ErrTotalTimeout = errors.New("upstream request timeout")
+)
+
+// VendorError is the part of a vendor's error body worth keeping.
+type VendorError struct {
+	Message string
+	Type    string
+	Code    string
+	Param   string
+}
+
+// maxVendorMessage bounds how much of a vendor's message reaches the client.
+const maxVendorMessage = 2000
+
+// FromStatus maps a vendor's non-2xx answer to the error the client gets.
+// The vendor's message is shown only where it is about the client's own
+// request (4xx other than auth); an auth failure means the gateway's
+// upstream key is wrong, which the client must neither see nor fix.
+func FromStatus(provider string, status int, h http.Header, v VendorError) *apierr.Error {
+	cause := fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message)
+	msg := truncate(v.Message)
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamAuth,
+			Message: "The upstream provider refused the gateway's credentials. The operator has been told; try again later.", Err: cause}
+	case status == http.StatusNotFound:
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+			Message: "The upstream provider does not know the configured model.", Err: cause}
+	case status == http.StatusTooManyRequests:
+		if v.Code == "insufficient_quota" { // our vendor account is out of credit, not the client's
+			return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeUpstreamUnavailable,
+				Message: "The upstream provider is not available right now; retry later.", RetryAfter: 30 * time.Second, Err: cause}
+		}
+		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: apierr.CodeRateLimitExceeded,
+			Message: "The upstream provider is rate limiting requests; retry later.", RetryAfter: retryAfter(h, time.Second), Err: cause}
+	case status >= 400 && status < 500:
+		if msg == "" {
+			msg = fmt.Sprintf("The upstream provider rejected the request (HTTP %d).", status)
+		}
+		code := v.Code
+		if code == "" {
+			code = apierr.CodeInvalidRequest
+		}
+		return &apierr.Error{Status: status, Type: apierr.TypeInvalidRequest, Code: code, Param: v.Param, Message: msg, Err: cause}
+	case status == http.StatusServiceUnavailable || status == 529:
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeUpstreamUnavailable,
+			Message: "The upstream provider is overloaded or unavailable; retry later.", RetryAfter: retryAfter(h, 2*time.Second), Err: cause}
+	case status == http.StatusGatewayTimeout:
+		return &apierr.Error{Status: http.StatusGatewayTimeout, Type: apierr.TypeServer, Code: apierr.CodeUpstreamTimeout,
+			Message: "The upstream provider timed out; retry later.", RetryAfter: time.Second, Err: cause}
+	default:
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+			Message: "The upstream provider failed to answer; retry later.", RetryAfter: time.Second, Err: cause}
+	}
+}
+
+// FromTransport maps a failure to reach or read the upstream. It returns
+// nil when the client itself went away (ctx cancelled without one of our
+// timeout causes), since then nobody is left to answer.
+func FromTransport(ctx context.Context, provider string, err error) *apierr.Error {
+	cause := fmt.Errorf("provider %s: %w", provider, err)
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, ErrIdleTimeout) || errors.Is(c, ErrTotalTimeout) || errors.Is(c, context.DeadlineExceeded):
+		return &apierr.Error{Status: http.StatusGatewayTimeout, Type: apierr.TypeServer, Code: apierr.CodeUpstreamTimeout,
+			Message: "The upstream provider took too long to answer; retry later.", RetryAfter: time.Second, Err: fmt.Errorf("%w (%v)", cause, c)}
+	case errors.Is(c, apierr.ErrShuttingDown):
+		return apierr.ShuttingDown(cause)
+	case c != nil:
+		return &apierr.Error{Status: apierr.StatusClientClosed, Type: apierr.TypeInvalidRequest, Code: apierr.CodeClientClosed,
+			Message: "The client closed the request.", Err: cause}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &apierr.Error{Status: http.StatusGatewayTimeout, Type: apierr.TypeServer, Code: apierr.CodeUpstreamTimeout,
+			Message: "The upstream provider took too long to answer; retry later.", RetryAfter: time.Second, Err: cause}
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeUpstreamUnavailable,
+			Message: "The upstream provider cannot be reached; retry later.", RetryAfter: 2 * time.Second, Err: cause}
+	}
+	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+		Message: "The connection to the upstream provider failed; retry later.", RetryAfter: time.Second, Err: cause}
+}
+
+// BadResponse is a 502 for an upstream answer the gateway cannot parse.
+func BadResponse(provider string, err error) *apierr.Error {
+	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeBadUpstreamResponse,
+		Message: "The upstream provider sent a malformed response.", Err: fmt.Errorf("provider %s: %w", provider, err)}
+}
+
+func retryAfter(h http.Header, fallback time.Duration) time.Duration {
+	if s := h.Get("Retry-After"); s != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 && n < 3600 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return fallback
+}
+
+func truncate(s string) string {
+	if len(s) <= maxVendorMessage {
+		return s
+	}
+	s = s[:maxVendorMessage]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}

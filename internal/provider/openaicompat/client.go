@@ -1,0 +1,245 @@
+// Package openaicompat is the adapter for every vendor that speaks OpenAI's
+// chat completions wire format (OpenAI, DeepSeek, Groq, Mistral, xAI,
+// OpenRouter, Together, Fireworks, Moonshot, vLLM, Ollama, ...). It forwards
+// the client's body byte for byte with only model and stream_options patched,
+// and patches only model on the way back.
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/provider"
+)
+
+// Options configure one upstream.
+type Options struct {
+	Name        string // provider name from the config, for errors and logs
+	BaseURL     string // e.g. https://api.openai.com/v1
+	APIKey      string // sent as a Bearer token; empty sends none
+	Headers     map[string]string
+	Timeout     time.Duration // whole request, streams included
+	IdleTimeout time.Duration // waiting for headers, or between body bytes
+	UserAgent   string
+	HTTPClient  *http.Client // nil builds a pooled client for this upstream
+}
+
+// Client talks to one OpenAI-compatible upstream.
+type Client struct {
+	name     string
+	chatURL  string
+	header   http.Header
+	timeout  time.Duration
+	idle     time.Duration
+	hc       *http.Client
+	maxBody  int64
+	maxError int64
+}
+
+var _ provider.Chatter = (*Client)(nil)
+
+// New checks o and builds a client.
+func New(o Options) (*Client, error) {
+	base := strings.TrimRight(o.BaseURL, "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("openaicompat %s: base_url %q must be an http(s) URL", o.Name, o.BaseURL)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	if o.UserAgent != "" {
+		h.Set("User-Agent", o.UserAgent)
+	}
+	for k, v := range o.Headers {
+		h.Set(k, v)
+	}
+	c := &Client{
+		name: o.Name, chatURL: base + "/chat/completions", header: h,
+		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient,
+		maxBody: 64 << 20, maxError: 1 << 20,
+	}
+	if c.timeout <= 0 {
+		c.timeout = 10 * time.Minute
+	}
+	if c.idle <= 0 {
+		c.idle = 2 * time.Minute
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: NewTransport()}
+	}
+	return c, nil
+}
+
+// NewTransport is a transport sized for a proxy: many idle connections per
+// upstream host, so concurrent clients do not pay for new TCP/TLS handshakes.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// call is one upstream exchange with its timers; release stops them.
+type call struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	total  *time.Timer
+	idle   *time.Timer
+	d      time.Duration
+}
+
+func (c *Client) start(ctx context.Context) *call {
+	ctx, cancel := context.WithCancelCause(ctx)
+	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
+	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
+	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
+	return k
+}
+
+func (k *call) touch() { k.idle.Reset(k.d) }
+
+func (k *call) release() {
+	k.total.Stop()
+	k.idle.Stop()
+	k.cancel(context.Canceled)
+}
+
+// idleReader resets the idle timer whenever bytes arrive.
+type idleReader struct {
+	r io.Reader
+	k *call
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.k.touch()
+	}
+	return n, err
+}
+
+// upstreamBody is the client's body with model set to the upstream id and,
+// for streams, stream_options.include_usage forced on so usage is known.
+func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
+	body := req.Body
+	if req.UpstreamModel != req.PublicModel {
+		q, _ := json.Marshal(req.UpstreamModel)
+		b, err := jsonx.Set(body, "model", q)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	if req.Stream && !req.IncludeUsage {
+		opts := []byte(`{"include_usage":true}`)
+		if so, ok := jsonx.Field(body, "stream_options"); ok && !jsonx.IsNull(so) {
+			b, err := jsonx.Set(so, "include_usage", []byte("true"))
+			if err != nil {
+				return nil, err
+			}
+			opts = b
+		}
+		b, err := jsonx.Set(body, "stream_options", opts)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	return body, nil
+}
+
+// send posts the body and returns the response once headers arrived, or the
+// client-facing error.
+func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error) {
+	body, err := upstreamBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("openaicompat %s: patch body: %w", c.name, err)
+	}
+	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("openaicompat %s: new request: %w", c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	if req.Stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+			return nil, e
+		}
+		return nil, err
+	}
+	k.touch()
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+	}
+	return resp, nil
+}
+
+// Chat sends a non-streamed request and returns the vendor's answer with
+// model set to the public id.
+func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider.ChatResponse, error) {
+	k := c.start(ctx)
+	defer k.release()
+	resp, err := c.send(k, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := readBody(idleReader{resp.Body, k}, resp.ContentLength, c.maxBody)
+	if err != nil {
+		return nil, provider.FromTransport(k.ctx, c.name, err)
+	}
+	if err := jsonx.Check(body, 256); err != nil {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
+	}
+	if ev, ok := jsonx.Field(body, "error"); ok && !jsonx.IsNull(ev) {
+		return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(body))
+	}
+	q, _ := json.Marshal(req.PublicModel)
+	out, err := jsonx.Set(body, "model", q)
+	if err != nil {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("response is not an object: %w", err))
+	}
+	res := &provider.ChatResponse{Body: out}
+	if u, ok := jsonx.Field(body, "usage"); ok && !jsonx.IsNull(u) {
+		res.Usage, res.HasUsage = parseUsage(u)
+	}
+	return res, nil
+}
+
+func readBody(r io.Reader, n, limit int64) ([]byte, error) {
+	if n > limit {
+		return nil, fmt.Errorf("response of %d bytes exceeds %d", n, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(n, 512)+1))
+	m, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if m > limit {
+		return nil, fmt.Errorf("response exceeds %d bytes", limit)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,335 @@
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/providertest"
+)
+
+func newClient(t *testing.T, f *providertest.OpenAI) *Client {
+	t.Helper()
+	c, err := New(Options{Name: "fake", BaseURL: f.URL + "/v1/", APIKey: "sk-up", Headers: map[string]string{"X-Title": "mg"},
+		Timeout: 2 * time.Second, IdleTimeout: 500 * time.Millisecond, UserAgent: "modelgate/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestUpstreamBody(t *testing.T) {
+	cases := []struct {
+		name string
+		req  provider.ChatRequest
+		want string
+	}{
+		{"same id untouched", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Body: []byte(`{"model":"m", "x":1}`)},
+			`{"model":"m", "x":1}`},
+		{"model patched", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up/m:1", Body: []byte(`{"x":1,"model":"m"}`)},
+			`{"x":1,"model":"up/m:1"}`},
+		{"usage asked for", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true, Body: []byte(`{"model":"m","stream":true}`)},
+			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{"usage option set in place", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true,
+			Body: []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":false,"include_obfuscation":false}}`)},
+			`{"model":"m","stream":true,"stream_options":{"include_usage":true,"include_obfuscation":false}}`},
+		{"null options replaced", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true,
+			Body: []byte(`{"model":"m","stream":true,"stream_options":null}`)},
+			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{"client asked already", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true, IncludeUsage: true,
+			Body: []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`)},
+			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := upstreamBody(&tc.req)
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("got %s, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestChat(t *testing.T) {
+	f := providertest.NewOpenAI(t)
+	c := newClient(t, f)
+	res, err := c.Chat(context.Background(), &provider.ChatRequest{PublicModel: "mini", UpstreamModel: "gpt-4o-mini-2024-07-18",
+		Body: []byte(`{"model":"mini","messages":[{"role":"user","content":"hi"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer is the fixture, byte for byte, with only model replaced.
+	want := bytes.Replace(providertest.Fixture(t, "openai/chat_completion.json"),
+		[]byte(`"model": "gpt-4o-mini-2024-07-18"`), []byte(`"model": "mini"`), 1)
+	if !bytes.Equal(res.Body, want) {
+		t.Errorf("body:\n%s\nwant:\n%s", res.Body, want)
+	}
+	if !res.HasUsage || res.Usage != (provider.Usage{PromptTokens: 19, CompletionTokens: 10, TotalTokens: 29}) {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	h := f.Last().Header
+	if h.Get("Authorization") != "Bearer sk-up" || h.Get("X-Title") != "mg" || h.Get("User-Agent") != "modelgate/test" ||
+		h.Get("Content-Type") != "application/json" {
+		t.Errorf("upstream headers %v", h)
+	}
+}
+
+func readStream(t *testing.T, s provider.ChatStream) ([]string, error) {
+	t.Helper()
+	defer s.Close()
+	var out []string
+	for s.Next() {
+		out = append(out, string(s.Chunk()))
+	}
+	return out, s.Err()
+}
+
+func TestChatStream(t *testing.T) {
+	f := providertest.NewOpenAI(t)
+	c := newClient(t, f)
+	for _, includeUsage := range []bool{false, true} {
+		body := []byte(`{"model":"mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+		if includeUsage {
+			body = []byte(`{"model":"mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+		}
+		s, err := c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "mini",
+			UpstreamModel: "gpt-4o-mini-2024-07-18", Body: body, Stream: true, IncludeUsage: includeUsage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := readStream(t, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, ok := s.Usage()
+		if !ok || u.PromptTokens != 19 || u.CompletionTokens != 10 {
+			t.Errorf("usage %+v, %v", u, ok)
+		}
+		// Compare with the fixture the upstream would send for this client.
+		name := map[bool]string{false: "openai/chat_stream.sse", true: "openai/chat_stream_usage.sse"}[includeUsage]
+		var want []string
+		for _, ev := range strings.Split(strings.TrimSpace(string(providertest.Fixture(t, name))), "\n\n") {
+			data := strings.TrimPrefix(ev, "data: ")
+			if data == "[DONE]" {
+				continue
+			}
+			want = append(want, strings.Replace(data, `"model":"gpt-4o-mini-2024-07-18"`, `"model":"mini"`, 1))
+		}
+		if strings.Join(chunks, "\n") != strings.Join(want, "\n") {
+			t.Errorf("include_usage=%v chunks:\n%s\nwant:\n%s", includeUsage, strings.Join(chunks, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+func TestChatStreamToolCall(t *testing.T) {
+	f := providertest.NewOpenAI(t)
+	c := newClient(t, f)
+	s, err := c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "t", UpstreamModel: "tool-call", Stream: true,
+		Body: []byte(`{"model":"t","stream":true,"messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := readStream(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args strings.Builder
+	for _, ch := range chunks {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					ToolCalls []struct {
+						Index    int `json:"index"`
+						Function struct {
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(ch), &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range c.Choices {
+			for _, tc := range ch.Delta.ToolCalls {
+				args.WriteString(tc.Function.Arguments)
+			}
+		}
+	}
+	if args.String() != `{"location":"Boston, MA"}` {
+		t.Errorf("streamed arguments %q", args.String())
+	}
+}
+
+func TestChatErrors(t *testing.T) {
+	f := providertest.NewOpenAI(t)
+	c := newClient(t, f)
+	cases := []struct {
+		model  string
+		stream bool
+		status int
+		code   string
+	}{
+		{"err-400", false, 400, "string_above_max_length"},
+		{"err-401", false, 502, apierr.CodeUpstreamAuth},
+		{"err-429", true, 429, apierr.CodeRateLimitExceeded},
+		{"err-503", true, 503, apierr.CodeUpstreamUnavailable},
+		{"malformed", false, 502, apierr.CodeBadUpstreamResponse},
+		{"slow", false, 504, apierr.CodeUpstreamTimeout},
+		{"slow", true, 504, apierr.CodeUpstreamTimeout},
+		{"stream-json", true, 502, apierr.CodeUpstreamError},
+	}
+	for _, tc := range cases {
+		req := &provider.ChatRequest{PublicModel: "p", UpstreamModel: tc.model, Stream: tc.stream,
+			Body: []byte(`{"model":"p","messages":[{"role":"user","content":"hi"}]}`)}
+		var err error
+		if tc.stream {
+			_, err = c.ChatStream(context.Background(), req)
+		} else {
+			_, err = c.Chat(context.Background(), req)
+		}
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Status != tc.status || e.Code != tc.code {
+			t.Errorf("%s stream=%v: %v, want %d %s", tc.model, tc.stream, err, tc.status, tc.code)
+		}
+	}
+	// A request the client abandons reports 499, not a vendor failure.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	_, err := c.Chat(ctx, &provider.ChatRequest{PublicModel: "p", UpstreamModel: "slow", Body: []byte(`{"model":"p"}`)})
+	if e := apierr.From(err); e.Status != apierr.StatusClientClosed {
+		t.Errorf("cancelled: %v", err)
+	}
+	if _, err := New(Options{Name: "x", BaseURL: "ftp://example.com"}); err == nil {
+		t.Error("non-http base URL accepted")
+	}
+}
+
+func TestParseVendorError(t *testing.T) {
+	cases := []struct {
+		body string
+		want provider.VendorError
+	}{
+		{`{"error":{"message":"m","type":"t","code":"c","param":"p"}}`, provider.VendorError{Message: "m", Type: "t", Code: "c", Param: "p"}},
+		{`{"error":{"message":"m","code":429}}`, provider.VendorError{Message: "m", Code: "429"}},
+		{`{"error":"plain"}`, provider.VendorError{Message: "plain"}},
+		{`{"message":"top"}`, provider.VendorError{Message: "top"}},
+		{`{"detail":"fastapi"}`, provider.VendorError{Message: "fastapi"}},
+		{`upstream connect error`, provider.VendorError{Message: "upstream connect error"}},
+	}
+	for _, tc := range cases {
+		if got := parseVendorError([]byte(tc.body)); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.body, got, tc.want)
+		}
+	}
+}
+
+// The stream translator must give the same chunks however the upstream's
+// bytes are split into reads.
+func FuzzStreamSplits(f *testing.F) {
+	f.Add(uint16(1), uint16(7))
+	f.Add(uint16(100), uint16(3))
+	fixture := providertest.Fixture(f, "openai/chat_stream_usage.sse")
+	want := transform(f, [][]byte{fixture})
+	f.Fuzz(func(t *testing.T, a, b uint16) {
+		i, j := int(a)%len(fixture), int(b)%len(fixture)
+		if i > j {
+			i, j = j, i
+		}
+		got := transform(t, [][]byte{fixture[:i], fixture[i:j], fixture[j:]})
+		if got != want {
+			t.Fatalf("split at %d,%d changed the output", i, j)
+		}
+	})
+}
+
+// transform runs raw upstream bytes, delivered in the given pieces, through
+// the stream translator.
+func transform(t testing.TB, pieces [][]byte) string {
+	pr := &piecesReader{pieces: pieces}
+	k := &call{ctx: context.Background(), cancel: func(error) {}, total: time.NewTimer(time.Hour), idle: time.NewTimer(time.Hour), d: time.Hour}
+	s := newStream("fuzz", k, pr, []byte(`"pub"`), false)
+	var out strings.Builder
+	for s.Next() {
+		out.Write(s.Chunk())
+		out.WriteByte('\n')
+	}
+	if s.Err() != nil {
+		out.WriteString("ERR " + s.Err().Error())
+	}
+	return out.String()
+}
+
+type piecesReader struct{ pieces [][]byte }
+
+func (p *piecesReader) Read(b []byte) (int, error) {
+	for len(p.pieces) > 0 && len(p.pieces[0]) == 0 {
+		p.pieces = p.pieces[1:]
+	}
+	if len(p.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, p.pieces[0])
+	p.pieces[0] = p.pieces[0][n:]
+	return n, nil
+}
+
+func (p *piecesReader) Close() error { return nil }
+
+func TestStreamTransform(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"no model member", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			`{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}],"model":"pub"}` + "\n"},
+		{"empty object", "data: {}\n\ndata: {\"choices\":[{\"finish_reason\":\"stop\"}]}\n\n",
+			`{"model":"pub"}` + "\n" + `{"choices":[{"finish_reason":"stop"}],"model":"pub"}` + "\n"},
+		{"usage before model", "data: {\"usage\":null,\"model\":\"up\",\"choices\":[{\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			`{"model":"pub","choices":[{"finish_reason":"stop"}]}` + "\n"},
+		{"usage on the last content chunk (vLLM style)", "data: {\"model\":\"up\",\"choices\":[{\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n",
+			`{"model":"pub","choices":[{"finish_reason":"stop"}]}` + "\n"},
+		{"usage-only chunk dropped", "data: {\"model\":\"up\",\"choices\":[{\"finish_reason\":\"stop\"}]}\n\ndata: {\"model\":\"up\",\"choices\":[],\"usage\":{\"prompt_tokens\":3}}\n\ndata: [DONE]\n\n",
+			`{"model":"pub","choices":[{"finish_reason":"stop"}]}` + "\n"},
+		{"keep-alive comments and blank data", ": ping\n\ndata: \n\ndata: {\"model\":\"up\",\"choices\":[{\"finish_reason\":\"stop\"}]}\n\n",
+			`{"model":"pub","choices":[{"finish_reason":"stop"}]}` + "\n"},
+		{"ends without [DONE] after finish", "data: {\"model\":\"up\",\"choices\":[{\"finish_reason\":\"length\"}]}\n\n",
+			`{"model":"pub","choices":[{"finish_reason":"length"}]}` + "\n"},
+		{"ends before finishing", "data: {\"model\":\"up\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n",
+			`{"model":"pub","choices":[{"delta":{"content":"a"}}]}` + "\nERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream ended before it finished"},
+		{"not JSON", "data: {\"model\":\"up\",\n\n", "ERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream chunk: expected a string object key at byte offset 14"},
+		{"array chunk", "data: [1]\n\n", "ERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream chunk: expected a JSON object at byte offset 0"},
+		{"error event", "data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n",
+			"ERR 502 upstream_error: The upstream provider failed to answer; retry later.: provider fuzz: HTTP 502:  boom"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := transform(t, [][]byte{[]byte(tc.in)}); got != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamTransform measures reading and rewriting one recorded
+// 12-event stream (the client did not ask for usage, the worst case).
+func BenchmarkStreamTransform(b *testing.B) {
+	fixture := providertest.Fixture(b, "openai/chat_stream_usage.sse")
+	b.SetBytes(int64(len(fixture)))
+	b.ReportAllocs()
+	for b.Loop() {
+		k := &call{ctx: context.Background(), cancel: func(error) {}, total: time.NewTimer(time.Hour), idle: time.NewTimer(time.Hour), d: time.Hour}
+		s := newStream("b", k, io.NopCloser(bytes.NewReader(fixture)), []byte(`"pub"`), false)
+		for s.Next() {
+		}
+		if s.Err() != nil {
+			b.Fatal(s.Err())
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/sse"
+)
+
+// ChatStream sends a streamed request and returns the chunks as they arrive.
+func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (provider.ChatStream, error) {
+	k := c.start(ctx)
+	resp, err := c.send(k, req)
+	if err != nil {
+		k.release()
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// Some vendors answer a stream request with one JSON error body.
+		defer k.release()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		if ev, ok := jsonx.Field(b, "error"); jsonx.Check(b, 64) == nil && ok && !jsonx.IsNull(ev) {
+			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(b))
+		}
+		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
+	}
+	q, _ := json.Marshal(req.PublicModel)
+	return newStream(c.name, k, resp.Body, q, req.IncludeUsage), nil
+}
+
+func newStream(name string, k *call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
+	return &stream{name: name, k: k, body: body, r: sse.NewReader(idleReader{body, k}, 0),
+		model: model, includeUsage: includeUsage}
+}
+
+// stream reads upstream SSE event by event; it keeps only the current chunk.
+type stream struct {
+	name         string
+	k            *call
+	body         io.ReadCloser
+	r            *sse.Reader
+	model        []byte // quoted public model id
+	includeUsage bool
+
+	chunk    []byte
+	spans    [4]jsonx.Span
+	usage    provider.Usage
+	hasUsage bool
+	finished bool // a finish_reason was seen
+	closed   bool
+	err      error
+}
+
+var (
+	_ provider.ChatStream = (*stream)(nil)
+	_ provider.Buffered   = (*stream)(nil)
+)
+
+// chunkKeys are the top-level members of a chunk the gateway looks at.
+var chunkKeys = []string{"model", "usage", "error", "choices"}
+
+const (
+	keyModel = iota
+	keyUsage
+	keyError
+	keyChoices
+)
+
+var finishMarks = [][]byte{[]byte(`"finish_reason":"`), []byte(`"finish_reason": "`)}
+
+// Next reads the next upstream event. Each chunk is validated and its
+// members located in one pass, then copied once with model set to the
+// public id (and, when the client did not ask for usage, the usage member
+// removed).
+func (s *stream) Next() bool {
+	if s.err != nil || s.closed {
+		return false
+	}
+	sp := s.spans[:] // a field: CheckObject keeps it in a pooled checker, so a local would escape
+	for {
+		ev, err := s.r.Next()
+		if err != nil {
+			s.fail(err)
+			return false
+		}
+		data := ev.Data
+		if bytes.Equal(data, []byte("[DONE]")) {
+			s.Close()
+			return false
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		closeAt, err := jsonx.CheckObject(data, 256, chunkKeys, sp)
+		if err != nil {
+			s.err = provider.BadResponse(s.name, fmt.Errorf("stream chunk: %w", err))
+			return false
+		}
+		if ev := sp[keyError].Value(data); ev != nil && !jsonx.IsNull(ev) {
+			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseVendorError(data))
+			return false
+		}
+		if ch := sp[keyChoices].Value(data); ch != nil && !s.finished {
+			for _, m := range finishMarks {
+				if bytes.Contains(ch, m) {
+					s.finished = true
+				}
+			}
+		}
+		var edits [2]jsonx.Edit
+		n := 0
+		if m := sp[keyModel]; m.Found() {
+			edits[n] = jsonx.Edit{Start: m.ValStart, End: m.ValEnd, With: s.model}
+		} else {
+			edits[n] = jsonx.Edit{Start: closeAt, End: closeAt, With: s.modelMember(data[:closeAt])}
+		}
+		n++
+		if u := sp[keyUsage]; u.Found() {
+			if v := u.Value(data); !jsonx.IsNull(v) {
+				s.usage, s.hasUsage = parseUsage(v)
+			}
+			if !s.includeUsage {
+				// The client did not ask for usage: drop the extra usage-only
+				// chunk and the usage member we asked for, as OpenAI would.
+				if isEmptyArray(sp[keyChoices].Value(data)) {
+					continue
+				}
+				edits[n] = jsonx.Removal(data, u)
+				n++
+			}
+		}
+		if n == 2 && edits[1].Start < edits[0].Start {
+			edits[0], edits[1] = edits[1], edits[0]
+		}
+		s.chunk = jsonx.AppendEdits(s.chunk[:0], data, edits[:n]...)
+		return true
+	}
+}
+
+// modelMember is the text that adds a model member to an object that has
+// none, given the object up to its closing brace.
+func (s *stream) modelMember(head []byte) []byte {
+	sep := ","
+	if t := bytes.TrimRight(head, " \t\r\n"); len(t) > 0 && t[len(t)-1] == '{' {
+		sep = ""
+	}
+	return append([]byte(sep+`"model":`), s.model...)
+}
+
+func isEmptyArray(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) >= 2 && raw[0] == '[' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
+}
+
+// fail records why reading stopped. A stream that ends without [DONE] but
+// after a finish_reason is accepted (several vendors omit [DONE]); one that
+// ends before that was cut off.
+func (s *stream) fail(err error) {
+	if errors.Is(err, io.EOF) {
+		if s.finished {
+			s.Close()
+			return
+		}
+		s.err = provider.BadResponse(s.name, errors.New("stream ended before it finished"))
+		return
+	}
+	if errors.Is(err, sse.ErrEventTooLarge) {
+		s.err = provider.BadResponse(s.name, err)
+		return
+	}
+	if e := provider.FromTransport(s.k.ctx, s.name, err); e != nil {
+		s.err = e
+		return
+	}
+	s.err = err
+}
+
+func (s *stream) Chunk() []byte                 { return s.chunk }
+func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
+func (s *stream) Err() error                    { return s.err }
+func (s *stream) Buffered() bool                { return s.r != nil && s.r.Buffered() }
+
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.body.Close()
+	s.k.release()
+	s.r.Release()
+	s.r = nil
+	return err
+}

@@ -1,0 +1,64 @@
+// Package provider defines the small interface every upstream adapter
+// implements (chat and chat streaming) and the values that cross it.
+// Adapters take a context and values and return values and an error; they
+// never see an http.ResponseWriter. Other capabilities (embeddings, images,
+// audio, video) are separate optional interfaces found by type assertion.
+package provider
+
+import "context"
+
+// Usage is what the upstream reports it used.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+	CachedTokens     int64 // part of PromptTokens served from the vendor's cache
+	ReasoningTokens  int64 // part of CompletionTokens spent on hidden reasoning
+}
+
+// ChatRequest is a validated chat completion request on its way upstream.
+// Body is the client's JSON exactly as received; OpenAI-compatible adapters
+// forward it with only model (and stream_options) patched, so fields the
+// gateway does not know still reach the vendor.
+type ChatRequest struct {
+	PublicModel   string // the id the client asked for; responses must carry it
+	UpstreamModel string // the id the vendor knows the model by
+	Body          []byte
+	Stream        bool
+	IncludeUsage  bool // the client asked for a usage chunk at the end of the stream
+}
+
+// ChatResponse is a complete chat.completion in OpenAI's wire format whose
+// model field is already the public id.
+type ChatResponse struct {
+	Body     []byte
+	Usage    Usage
+	HasUsage bool
+}
+
+// ChatStream yields chat.completion.chunk objects in OpenAI's wire format,
+// model already set to the public id. It has openai-go's ssestream shape.
+type ChatStream interface {
+	// Next advances to the next chunk; false at the end or on error.
+	Next() bool
+	// Chunk is the current chunk's JSON, valid until the next call to Next.
+	Chunk() []byte
+	// Usage is the usage the upstream reported, once it has.
+	Usage() (Usage, bool)
+	// Err is nil after a clean end, else an *apierr.Error for the client.
+	Err() error
+	// Close releases the upstream connection; safe to call more than once.
+	Close() error
+}
+
+// Buffered is implemented by streams that can tell whether the next chunk is
+// already in memory, so the writer can batch flushes without delaying any.
+type Buffered interface {
+	Buffered() bool
+}
+
+// Chatter is the core interface every provider implements.
+type Chatter interface {
+	Chat(ctx context.Context, req *ChatRequest) (*ChatResponse, error)
+	ChatStream(ctx context.Context, req *ChatRequest) (ChatStream, error)
+}

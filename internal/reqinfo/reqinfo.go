@@ -1,0 +1,43 @@
+// Package reqinfo carries what is learned about one request (its id, who
+// sent it, which model and provider served it, how it ended) from the
+// handlers to the middleware that logs it, without either importing the
+// other.
+package reqinfo
+
+import (
+	"context"
+	"time"
+)
+
+// Info is filled in as the request proceeds. Only the request's own
+// goroutine writes it.
+type Info struct {
+	ID        string
+	Start     time.Time
+	Endpoint  string
+	KeyID     string
+	AccountID string
+	Model     string
+	Provider  string
+	Upstream  string
+	Stream    bool
+	Status    int    // final status as the client saw it (499 if it left)
+	ErrCode   string // OpenAI error code, empty on success
+	ErrDetail string // the cause, for the log only
+}
+
+type ctxKey struct{}
+
+// With returns a context carrying info.
+func With(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, ctxKey{}, info)
+}
+
+// From returns the request's Info, or a fresh one when the request did not
+// pass through the middleware (handlers used directly in tests).
+func From(ctx context.Context) *Info {
+	if i, ok := ctx.Value(ctxKey{}).(*Info); ok {
+		return i
+	}
+	return &Info{Start: time.Now()}
+}
