@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+const selectAccount = `SELECT id, name, created_at FROM accounts`
+
+// CreateAccount inserts a; store.ErrConflict when its ID or name is taken.
+func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
+	return wrap("create account", insertAccount(ctx, s.db, a))
+}
+
+// execer is what both *sql.DB and *sql.Tx offer, so inserts can run either
+// on their own or inside Bootstrap's transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertAccount inserts a through e.
+func insertAccount(ctx context.Context, e execer, a store.Account) error {
+	_, err := e.ExecContext(ctx,
+		`INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)`,
+		a.ID, a.Name, toMicros(a.CreatedAt))
+	return err
+}
+
+// AccountByName finds an account by its unique name; store.ErrNotFound if none.
+func (s *Store) AccountByName(ctx context.Context, name string) (store.Account, error) {
+	a, err := scanAccount(s.db.QueryRowContext(ctx, selectAccount+` WHERE name = ?`, name))
+	if err != nil {
+		return store.Account{}, wrap(fmt.Sprintf("account by name %q", name), err)
+	}
+	return a, nil
+}
+
+// AccountByID finds an account by ID; store.ErrNotFound if none.
+func (s *Store) AccountByID(ctx context.Context, id string) (store.Account, error) {
+	a, err := scanAccount(s.db.QueryRowContext(ctx, selectAccount+` WHERE id = ?`, id))
+	if err != nil {
+		return store.Account{}, wrap(fmt.Sprintf("account by id %q", id), err)
+	}
+	return a, nil
+}
+
+// ListAccounts lists every account, oldest first.
+func (s *Store) ListAccounts(ctx context.Context) ([]store.Account, error) {
+	rows, err := s.db.QueryContext(ctx, selectAccount+` ORDER BY created_at, id`)
+	if err != nil {
+		return nil, wrap("list accounts", err)
+	}
+	defer rows.Close()
+	var out []store.Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, wrap("list accounts", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list accounts", err)
+	}
+	return out, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// scanAccount reads one row of selectAccount.
+func scanAccount(r scanner) (store.Account, error) {
+	var (
+		a       store.Account
+		created int64
+	)
+	if err := r.Scan(&a.ID, &a.Name, &created); err != nil {
+		return store.Account{}, err
+	}
+	a.CreatedAt = fromMicros(created)
+	return a, nil
+}

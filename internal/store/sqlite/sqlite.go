@@ -1,0 +1,176 @@
+// Package sqlite is the SQLite backend of store.Store, built on the pure-Go
+// driver modernc.org/sqlite so modelgate stays a single static binary.
+//
+// The database runs in WAL mode with a busy timeout, so the server and CLI
+// commands (modelgate keys create, ...) can use the same file at the same
+// time. Every write transaction starts with BEGIN IMMEDIATE, which makes
+// concurrent writers queue on the busy timeout instead of failing with
+// SQLITE_BUSY when a read lock would have to be upgraded.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// busyTimeout is how long a connection waits for another connection's (or
+// process's) write lock before giving up with SQLITE_BUSY.
+const busyTimeout = 5 * time.Second
+
+// maxOpenConns bounds the pool: SQLite serialises writers anyway, and a few
+// connections are enough to keep readers off the writer's back.
+const maxOpenConns = 4
+
+// Store is a store.Store backed by one SQLite database file.
+type Store struct {
+	db        *sql.DB
+	keyByHash *sql.Stmt // prepared once: KeyByHash is on the auth path
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it and its directory if needed) the database at path
+// and brings its schema up to date, so callers get a ready-to-use store.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path")
+	}
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: open %q: path must not contain '?'", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: open: create directory: %w", err)
+	}
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxOpenConns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+
+	s := &Store{db: db}
+	if err := s.init(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn builds the data source name. The pragmas travel as _pragma parameters
+// so that every connection the pool opens gets them, not just the first.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	return path + "?" + q.Encode()
+}
+
+// init checks the connection, migrates the schema and prepares hot statements.
+func (s *Store) init(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	if err := migrate(ctx, s.db); err != nil {
+		return err
+	}
+	stmt, err := s.db.PrepareContext(ctx, selectKey+` WHERE k.hash = ?`)
+	if err != nil {
+		return fmt.Errorf("prepare key by hash: %w", err)
+	}
+	s.keyByHash = stmt
+	return nil
+}
+
+// Close releases the prepared statements and every pooled connection.
+func (s *Store) Close() error {
+	var errs []error
+	if s.keyByHash != nil {
+		errs = append(errs, s.keyByHash.Close())
+	}
+	errs = append(errs, s.db.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// withTx runs fn in a write transaction (BEGIN IMMEDIATE, see dsn) and
+// commits it when fn returns nil; otherwise it rolls back.
+func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// wrap adds the operation to err and maps SQLite's constraint errors and
+// sql.ErrNoRows to the store sentinels, keeping both in the chain.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrNotFound)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrConflict, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("sqlite: %s: referenced row: %w: %w", op, store.ErrNotFound, err)
+		}
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
+
+// toMicros converts t to the stored representation, Unix microseconds.
+func toMicros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts a stored time back, always in UTC.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// toNullMicros stores the zero time as NULL (used for optional times).
+func toNullMicros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+// fromNullMicros reads NULL back as the zero time.
+func fromNullMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMicros(v.Int64)
+}

@@ -1,0 +1,141 @@
+// Package storetest is the conformance suite every store.Store backend must
+// pass, so SQLite today and PostgreSQL later behave identically for callers.
+//
+// Backends run it from their own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
+//	}
+//
+// newStore must return an empty, migrated store and arrange (t.Cleanup) for
+// it to be closed. The suite only uses the store.Store interface. Times and
+// durations are compared at microsecond precision, the finest both SQLite
+// (Unix microseconds) and PostgreSQL (timestamptz) keep; fixtures use values
+// that are already whole microseconds.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Run runs the whole suite; each subtest gets its own store from newStore.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Helper()
+	t.Run("Accounts", func(t *testing.T) { testAccounts(t, newStore) })
+	t.Run("Keys", func(t *testing.T) { testKeys(t, newStore) })
+	t.Run("RevokeKey", func(t *testing.T) { testRevokeKey(t, newStore) })
+	t.Run("Usage", func(t *testing.T) { testUsage(t, newStore) })
+	t.Run("Bootstrap", func(t *testing.T) { testBootstrap(t, newStore) })
+}
+
+// at returns the fixtures' reference time (UTC, whole microseconds) shifted by d.
+func at(d time.Duration) time.Time {
+	return time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC).Add(d)
+}
+
+// ctx returns a context that ends with the test, with a generous deadline
+// that only guards against hangs.
+func ctx(t *testing.T) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// randHex returns n random bytes as hex.
+func randHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("random: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// newAccount returns an account that is not stored yet.
+func newAccount(t *testing.T, name string, created time.Time) store.Account {
+	t.Helper()
+	return store.Account{ID: "acct_" + randHex(t, 8), Name: name, CreatedAt: created}
+}
+
+// newKey returns a key of a with the given prefix and a random secret hash.
+func newKey(t *testing.T, a store.Account, prefix string, created time.Time) store.Key {
+	t.Helper()
+	sum := sha256.Sum256([]byte(prefix + randHex(t, 16)))
+	return store.Key{
+		ID:          "key_" + randHex(t, 8),
+		AccountID:   a.ID,
+		AccountName: a.Name,
+		Group:       "default",
+		Name:        "label " + prefix,
+		Prefix:      prefix,
+		Hash:        sum[:],
+		CreatedAt:   created,
+	}
+}
+
+// mustCreateAccount stores a or fails the test.
+func mustCreateAccount(t *testing.T, s store.Store, a store.Account) {
+	t.Helper()
+	if err := s.CreateAccount(ctx(t), a); err != nil {
+		t.Fatalf("CreateAccount(%q): %v", a.Name, err)
+	}
+}
+
+// mustCreateKey stores k or fails the test.
+func mustCreateKey(t *testing.T, s store.Store, k store.Key) {
+	t.Helper()
+	if err := s.CreateKey(ctx(t), k); err != nil {
+		t.Fatalf("CreateKey(%q): %v", k.Prefix, err)
+	}
+}
+
+// utc normalises a time so equal instants compare equal with reflect.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// normAccount, normKey and normUsage normalise times for comparison.
+func normAccount(a store.Account) store.Account {
+	a.CreatedAt = utc(a.CreatedAt)
+	return a
+}
+
+func normKey(k store.Key) store.Key {
+	k.CreatedAt = utc(k.CreatedAt)
+	k.RevokedAt = utc(k.RevokedAt)
+	if len(k.Hash) == 0 {
+		k.Hash = nil
+	}
+	return k
+}
+
+func normUsage(u store.UsageRecord) store.UsageRecord {
+	u.Time = utc(u.Time)
+	return u
+}
+
+// assertEqual fails the test unless got equals want after normalisation.
+func assertEqual[T any](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got  %+v\n want %+v", what, got, want)
+	}
+}
+
+// assertKey compares keys field by field after normalisation.
+func assertKey(t *testing.T, what string, got, want store.Key) {
+	t.Helper()
+	assertEqual(t, what, normKey(got), normKey(want))
+}

@@ -1,0 +1,151 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// loop is the flusher: it collects records into batches of at most
+// BatchSize, writes a batch when it is full or FlushInterval has passed,
+// and after Close drains the channel and returns. It sets r.err and closes
+// r.done on the way out.
+func (r *Recorder) loop(ctx context.Context) {
+	defer close(r.done)
+
+	// Writes outlive ctx (records keep arriving during shutdown) but stop
+	// when Close gives up, so a hung write cannot hold Close past its deadline.
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		select {
+		case <-r.abandon:
+			cancel()
+		case <-base.Done():
+		}
+	}()
+
+	ticker := time.NewTicker(r.opt.FlushInterval)
+	defer ticker.Stop()
+	ctxDone := ctx.Done()
+	batch := r.newBatch()
+	for {
+		select {
+		case rec := <-r.ch:
+			batch = r.fill(append(batch, rec))
+			if len(batch) < r.opt.BatchSize {
+				continue
+			}
+		case <-ticker.C:
+		case <-ctxDone:
+			ctxDone = nil // flush now, then keep going until Close
+		case <-r.sealed:
+			r.drain(base, batch)
+			return
+		case <-r.abandon:
+			r.giveUp(batch)
+			return
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		if !r.write(base, batch) {
+			r.giveUp(batch)
+			return
+		}
+		batch = r.newBatch()
+	}
+}
+
+// newBatch returns an empty batch; each batch gets its own backing array so
+// that a Writer is never handed memory the loop reuses.
+func (r *Recorder) newBatch() []store.UsageRecord {
+	return make([]store.UsageRecord, 0, r.opt.BatchSize)
+}
+
+// fill moves already-queued records into batch, without waiting, until the
+// batch is full or the channel is empty.
+func (r *Recorder) fill(batch []store.UsageRecord) []store.UsageRecord {
+	for len(batch) < r.opt.BatchSize {
+		select {
+		case rec := <-r.ch:
+			batch = append(batch, rec)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// drain writes batch and everything left in the channel, after Close sealed
+// it, in batches of at most BatchSize.
+func (r *Recorder) drain(ctx context.Context, batch []store.UsageRecord) {
+	for {
+		batch = r.fill(batch)
+		if len(batch) == 0 {
+			return
+		}
+		select {
+		case <-r.abandon:
+			r.giveUp(batch)
+			return
+		default:
+		}
+		if !r.write(ctx, batch) {
+			r.giveUp(batch)
+			return
+		}
+		batch = r.newBatch()
+	}
+}
+
+// write writes batch, retrying with exponential backoff until it succeeds
+// (true) or Close gives up (false). While it retries the loop reads nothing,
+// so a full channel pushes back on Record instead of growing without bound.
+func (r *Recorder) write(ctx context.Context, batch []store.UsageRecord) bool {
+	backoff := r.opt.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		err := r.w.InsertUsage(ctx, batch)
+		if err == nil {
+			return true
+		}
+		select {
+		case <-r.abandon:
+			return false
+		default:
+		}
+		r.log.Warn("usage: writing batch failed, will retry",
+			"records", len(batch), "attempt", attempt, "retry_in", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-r.abandon:
+			t.Stop()
+			return false
+		}
+		backoff = min(2*backoff, r.opt.MaxRetryBackoff)
+	}
+}
+
+// giveUp runs once Close's context has ended: it waits until no Record can
+// send any more, then logs batch and everything still queued as unwritten
+// and sets the loop's error.
+func (r *Recorder) giveUp(batch []store.UsageRecord) {
+	<-r.sealed // prompt: blocked Record calls return on abandon
+	for {
+		for _, rec := range batch {
+			r.logUnwritten("usage: record not written before Close gave up", rec)
+		}
+		r.lost.Add(int64(len(batch)))
+		batch = r.fill(batch[:0])
+		if len(batch) == 0 {
+			break
+		}
+	}
+	if n := r.lost.Load(); n > 0 {
+		r.log.Error("usage: records not written, see the records logged above", "count", n)
+		r.err = fmt.Errorf("%d usage records not written (logged at ERROR level)", n)
+	}
+}

@@ -1,0 +1,192 @@
+// Package usage moves usage records off the request hot path: handlers hand
+// each finished request's record to a Recorder with a channel send, and the
+// Recorder's flusher writes them to the store in batches, retrying failed
+// writes so that no record is dropped.
+//
+// Lifecycle:
+//
+//	rec := usage.New(st, usage.Options{Logger: log})
+//	go rec.Run(ctx)          // the flusher
+//	...                      // handlers call rec.Record(r)
+//	srv.Shutdown(shutdownCtx) // no more requests
+//	rec.Close(shutdownCtx)    // flush what is buffered, stop the flusher
+package usage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Writer is where batches go (store.Store satisfies it). InsertUsage must
+// honour ctx cancellation, must not keep recs after returning, and must skip
+// records whose RequestID it already has, so a retried batch is harmless.
+type Writer interface {
+	InsertUsage(ctx context.Context, recs []store.UsageRecord) error
+}
+
+// Options tunes a Recorder; zero fields take the defaults shown.
+type Options struct {
+	BatchSize     int           // flush when this many are buffered (default 256)
+	FlushInterval time.Duration // flush at least this often (default 200ms)
+	Buffer        int           // channel capacity (default 8192)
+	Logger        *slog.Logger  // where failures and unwritten records go (default slog.Default())
+
+	// RetryBackoff is the wait before retrying a failed batch; it doubles
+	// after each failure up to MaxRetryBackoff (default 100ms).
+	RetryBackoff time.Duration
+	// MaxRetryBackoff caps the wait between retries (default 5s).
+	MaxRetryBackoff time.Duration
+}
+
+// withDefaults fills the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 256
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 200 * time.Millisecond
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 8192
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 100 * time.Millisecond
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = 5 * time.Second
+	}
+	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+	return o
+}
+
+// Recorder buffers usage records and writes them in batches, so the request
+// path never waits on the database unless the buffer is full.
+type Recorder struct {
+	w   Writer
+	opt Options
+	log *slog.Logger
+	ch  chan store.UsageRecord
+
+	// mu is held shared by Record for the whole of its send and exclusively
+	// by Close to set closed; once Close holds it, no send is in flight and
+	// none can start, so the flusher's final drain of ch is complete.
+	mu     sync.RWMutex
+	closed bool
+
+	running   atomic.Bool // the flusher loop has been started (by Run or Close)
+	closeOnce sync.Once
+	sealed    chan struct{} // closed once closed is set: ch gets no more sends
+	abandonMu sync.Once
+	abandon   chan struct{} // closed when Close's context ends: stop writing, log the rest
+	done      chan struct{} // closed when the flusher loop has returned
+	err       error         // the loop's result; read only after done is closed
+	lost      atomic.Int64  // records given up on (logged, not written)
+}
+
+// New returns a Recorder writing to w; start its flusher with Run.
+func New(w Writer, o Options) *Recorder {
+	o = o.withDefaults()
+	return &Recorder{
+		w:       w,
+		opt:     o,
+		log:     o.Logger,
+		ch:      make(chan store.UsageRecord, o.Buffer),
+		sealed:  make(chan struct{}),
+		abandon: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// Record queues rec for writing; it is safe for concurrent use and costs a
+// channel send. It never drops a record: when the buffer is full it blocks
+// until the flusher makes room. A record that cannot be queued any more
+// (Record called after Close, or still blocked when Close gives up) is not
+// written but logged at ERROR level as JSON, so nothing vanishes silently.
+func (r *Recorder) Record(rec store.UsageRecord) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		r.logUnwritten("usage: record after Close, not written", rec)
+		return
+	}
+	select {
+	case r.ch <- rec:
+		return
+	default: // buffer full: wait for the flusher (backpressure)
+	}
+	select {
+	case r.ch <- rec:
+	case <-r.abandon:
+		r.lost.Add(1)
+		r.logUnwritten("usage: record not written before Close gave up", rec)
+	}
+}
+
+// Run is the flusher loop. It writes batches until Close is called and then
+// returns once everything recorded before Close has been written (nil) or
+// logged as unwritten (an error). ctx ending does not stop it by itself,
+// because requests still finishing during shutdown keep recording; it only
+// makes Run flush what is buffered right away. Calling Run again, or after
+// Close started the flusher itself, just waits for the flusher to finish.
+func (r *Recorder) Run(ctx context.Context) error {
+	if r.running.CompareAndSwap(false, true) {
+		r.loop(ctx)
+	}
+	<-r.done
+	return r.err
+}
+
+// Close stops accepting records, flushes everything still buffered and waits
+// for the flusher to finish (starting it if Run never was). If ctx ends
+// first, the records not yet written are logged at ERROR level as JSON and
+// Close returns an error; a Writer that honours ctx makes that prompt.
+func (r *Recorder) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		if r.running.CompareAndSwap(false, true) {
+			go r.loop(context.Background())
+		}
+		go r.seal()
+	})
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.abandonMu.Do(func() { close(r.abandon) })
+		<-r.done
+	}
+	if r.err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("usage: close: %w: %w", cerr, r.err)
+		}
+		return fmt.Errorf("usage: close: %w", r.err)
+	}
+	return nil
+}
+
+// seal waits for in-flight Record calls to finish and stops new ones from
+// sending, then tells the flusher that ch can be drained for the last time.
+func (r *Recorder) seal() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	close(r.sealed)
+}
+
+// logUnwritten logs rec at ERROR level, as JSON, with msg.
+func (r *Recorder) logUnwritten(msg string, rec store.UsageRecord) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		r.log.Error(msg, "request_id", rec.RequestID, "record", fmt.Sprintf("%+v", rec))
+		return
+	}
+	r.log.Error(msg, "request_id", rec.RequestID, "record", json.RawMessage(b))
+}

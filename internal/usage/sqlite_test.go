@@ -1,0 +1,68 @@
+package usage
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/sqlite"
+)
+
+// TestRecorderWithSQLite runs the Recorder against the real SQLite store.
+func TestRecorderWithSQLite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	defer cancel()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	defer st.Close()
+
+	log, _ := newLogger()
+	r := New(st, Options{BatchSize: 64, FlushInterval: 10 * time.Millisecond, Logger: log})
+	runErr := startRun(ctx, r)
+
+	ids := recordConcurrently(r, 20, 50)
+	// Recording the same request again must not count it twice.
+	r.Record(rec(ids[0]))
+	full := store.UsageRecord{
+		RequestID: "req-full", Time: time.Date(2025, 2, 3, 4, 5, 6, 789000, time.UTC),
+		AccountID: "acct_2", KeyID: "key_2", Endpoint: "chat.completions", Model: "m",
+		Provider: "p", UpstreamModel: "um", Stream: true, PromptTokens: 11, CompletionTokens: 22,
+		Latency: 3 * time.Second, TTFT: 40 * time.Millisecond, Status: 499, ErrorCode: "client_closed",
+	}
+	r.Record(full)
+
+	if err := r.Close(closeCtx(t, hangGuard)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := waitRun(t, runErr); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	got, err := st.ListUsage(ctx, store.UsageFilter{AccountID: "acct_1"})
+	if err != nil {
+		t.Fatalf("ListUsage: %v", err)
+	}
+	if len(got) != len(ids) {
+		t.Fatalf("%d records stored, want %d", len(got), len(ids))
+	}
+	stored := map[string]bool{}
+	for _, u := range got {
+		stored[u.RequestID] = true
+	}
+	for _, id := range ids {
+		if !stored[id] {
+			t.Errorf("record %s not stored", id)
+		}
+	}
+	gotFull, err := st.ListUsage(ctx, store.UsageFilter{AccountID: "acct_2"})
+	if err != nil {
+		t.Fatalf("ListUsage: %v", err)
+	}
+	if len(gotFull) != 1 || gotFull[0] != full {
+		t.Fatalf("stored %+v, want [%+v]", gotFull, full)
+	}
+}
