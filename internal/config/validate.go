@@ -1,0 +1,305 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var (
+	providerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	groupNameRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+)
+
+// Validate runs the semantic checks on a config whose defaults have been
+// applied, and returns every problem found (errors and warnings) sorted by
+// line. For a config built in code the lines fall back to the Line fields
+// (or 0), so it is as useful in tests as on a loaded file.
+func (c *Config) Validate() []Problem {
+	v := &validator{c: c}
+	v.server()
+	v.providers()
+	v.groups()
+	return sortProblems(v.problems)
+}
+
+type validator struct {
+	c        *Config
+	problems []Problem
+}
+
+func (v *validator) errorf(line int, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) warnf(line int, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Line: line, Warning: true, Message: fmt.Sprintf(format, args...)})
+}
+
+// positive reports a duration that is zero or negative (a zero left after
+// ApplyDefaults was written explicitly).
+func (v *validator) positive(line int, name string, d Duration) {
+	if d <= 0 {
+		v.errorf(line, "%s must be a positive duration (like 30s), got %s", name, d)
+	}
+}
+
+// server checks the process-wide settings.
+func (v *validator) server() {
+	c := v.c
+	if err := checkListen(c.Listen); err != nil {
+		v.errorf(c.line("listen", 0), "listen: %v", err)
+	}
+	if kind, _, err := c.DatabaseKind(); err != nil {
+		v.errorf(c.line("database", 0), "database: %v", err)
+	} else if kind == "postgres" {
+		v.errorf(c.line("database", 0), "database: postgres is not supported yet; use sqlite:PATH")
+	}
+	if c.MaxRequestBytes < 1024 {
+		v.errorf(c.line("max_request_bytes", 0), "max_request_bytes must be at least 1024, got %d", c.MaxRequestBytes)
+	}
+	v.positive(c.line("shutdown_timeout", 0), "shutdown_timeout", c.ShutdownTimeout)
+	v.positive(c.line("auth_cache_ttl", 0), "auth_cache_ttl", c.AuthCacheTTL)
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		v.errorf(c.line("log.level", c.line("log", 0)), "log.level must be one of debug, info, warn, error; got %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		v.errorf(c.line("log.format", c.line("log", 0)), "log.format must be text or json; got %q", c.Log.Format)
+	}
+	if c.Usage.BatchSize < 1 {
+		v.errorf(c.line("usage.batch_size", c.line("usage", 0)), "usage.batch_size must be at least 1, got %d", c.Usage.BatchSize)
+	}
+	v.positive(c.line("usage.flush_interval", c.line("usage", 0)), "usage.flush_interval", c.Usage.FlushInterval)
+}
+
+// providers checks each provider on its own and the names across them.
+func (v *validator) providers() {
+	c := v.c
+	if len(c.Providers) == 0 {
+		// When the file lists providers that all failed to decode, the
+		// decoder's problems already say why.
+		if c.line("providers.0", 0) == 0 {
+			v.errorf(c.line("providers", 0), "no providers configured; add at least one (for example {name: demo, type: demo})")
+		}
+		return
+	}
+	firstLine := map[string]int{}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		base := "providers." + strconv.Itoa(i) + "."
+		at := func(key string) int { return c.line(base+key, p.Line) }
+
+		label := fmt.Sprintf("provider #%d", i+1)
+		switch {
+		case p.Name == "":
+			v.errorf(p.Line, "%s: name is required", label)
+		case !providerNameRe.MatchString(p.Name):
+			v.errorf(at("name"), "%s: name %q must match [a-z0-9][a-z0-9._-]*", label, p.Name)
+		default:
+			label = fmt.Sprintf("provider %q", p.Name)
+			if first, dup := firstLine[p.Name]; dup && first > 0 {
+				v.errorf(at("name"), "%s: duplicate name (first defined at line %d)", label, first)
+			} else if dup {
+				v.errorf(at("name"), "%s: duplicate name", label)
+			} else {
+				firstLine[p.Name] = at("name")
+			}
+		}
+
+		kind, known := providerKinds[p.Type]
+		switch {
+		case p.Type == "":
+			v.errorf(at("type"), "%s: type is required (one of: %s)", label, knownTypes())
+		case !known:
+			v.errorf(at("type"), "%s: unknown type %q (known: %s)", label, p.Type, knownTypes())
+		default:
+			v.providerKind(p, kind, label, base, at)
+		}
+
+		v.models(p, label, base)
+		if p.Priority < 0 {
+			v.errorf(at("priority"), "%s: priority must be 0 or more (lower tiers are tried first), got %d", label, p.Priority)
+		}
+		if p.Weight < 1 {
+			v.errorf(at("weight"), "%s: weight must be at least 1, got %d", label, p.Weight)
+		}
+		v.headers(p, label, base)
+		v.positive(at("timeout"), label+": timeout", p.Timeout)
+		v.positive(at("idle_timeout"), label+": idle_timeout", p.IdleTimeout)
+		if p.Timeout > 0 && p.IdleTimeout > p.Timeout {
+			v.warnf(at("idle_timeout"), "%s: idle_timeout (%s) is longer than timeout (%s), so it never triggers", label, p.IdleTimeout, p.Timeout)
+		}
+	}
+}
+
+// providerKind checks the settings whose rules depend on the provider type.
+func (v *validator) providerKind(p *Provider, kind providerKind, label, base string, at func(string) int) {
+	switch {
+	case kind.baseURL == required && p.BaseURL == "":
+		v.errorf(at("base_url"), "%s: base_url is required for type %s (e.g. https://api.openai.com/v1)", label, p.Type)
+	case kind.baseURL == forbidden && p.BaseURL != "":
+		v.errorf(at("base_url"), "%s: type %s does not use base_url; remove it", label, p.Type)
+	case p.BaseURL != "":
+		if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			// The URL is not repeated: it may carry credentials.
+			v.errorf(at("base_url"), "%s: base_url must be an http:// or https:// URL with a host (e.g. https://api.openai.com/v1)", label)
+		}
+	}
+
+	if strings.ContainsAny(p.APIKey, "\r\n\x00") {
+		v.errorf(at("api_key"), "%s: api_key contains a line break or NUL", label) // never the value itself
+	}
+	switch {
+	case kind.apiKey == forbidden && p.APIKey != "":
+		v.errorf(at("api_key"), "%s: type %s does not use api_key; remove it", label, p.Type)
+	case p.APIKey == "" && kind.warnNoKey:
+		v.warnf(at("api_key"), "%s: api_key is empty, so requests go upstream without credentials (fine for local servers like Ollama or vLLM)", label)
+	case p.APIKey != "" && v.c.given(base+"api_key") && !v.c.fromEnv(base+"api_key"):
+		v.warnf(at("api_key"), "%s: api_key is written literally in the file; secrets should come from the environment (api_key: ${VAR})", label)
+	}
+
+	if kind.models == required && len(p.Models) == 0 {
+		v.errorf(at("models"), "%s: type %s needs at least one model under models:", label, p.Type)
+	}
+}
+
+// models checks the model ids of one provider.
+func (v *validator) models(p *Provider, label, base string) {
+	first := map[string]int{}
+	for j, m := range p.Models {
+		line := m.Line
+		if line == 0 {
+			line = v.c.line(base+"models."+strconv.Itoa(j), v.c.line(base+"models", p.Line))
+		}
+		switch {
+		case m.ID == "":
+			v.errorf(line, "%s: model #%d has an empty id", label, j+1)
+		case strings.IndexFunc(m.ID, isSpaceOrControl) >= 0:
+			v.errorf(line, "%s: model id %q must not contain spaces or control characters", label, m.ID)
+		default:
+			if prev, dup := first[m.ID]; dup {
+				v.errorf(line, "%s: duplicate model id %q (first listed at line %d)", label, m.ID, prev)
+			} else {
+				first[m.ID] = line
+			}
+		}
+		if strings.IndexFunc(m.Upstream, isSpaceOrControl) >= 0 {
+			v.errorf(line, "%s: upstream id %q must not contain spaces or control characters", label, m.Upstream)
+		}
+	}
+}
+
+// headers checks extra upstream headers; values are never printed (they may be secrets).
+func (v *validator) headers(p *Provider, label, base string) {
+	names := make([]string, 0, len(p.Headers))
+	for name := range p.Headers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		line := v.c.line(base+"headers."+name, v.c.line(base+"headers", p.Line))
+		if !isToken(name) {
+			v.errorf(line, "%s: header name %q is not a valid HTTP header name", label, name)
+		}
+		if strings.ContainsAny(p.Headers[name], "\r\n\x00") {
+			v.errorf(line, "%s: the value of header %q contains a line break or NUL", label, name)
+		}
+	}
+}
+
+// groups checks group names and patterns, and warns about groups that can
+// reach no configured model.
+func (v *validator) groups() {
+	c := v.c
+	var ids []string
+	// A provider that may omit its list (demo) then serves models this
+	// package cannot see, so "matches nothing" cannot be decided.
+	// The same goes for a provider of unknown type (already an error).
+	// Without any provider there is nothing to match; that is reported too.
+	unlisted := len(c.Providers) == 0
+	for _, p := range c.Providers {
+		if kind, ok := providerKinds[p.Type]; (!ok || kind.models != required) && len(p.Models) == 0 {
+			unlisted = true
+		}
+		for _, m := range p.Models {
+			ids = append(ids, m.ID)
+		}
+	}
+	names := make([]string, 0, len(c.Groups))
+	for name := range c.Groups {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		g := c.Groups[name]
+		base := "groups." + name
+		gl := g.Line
+		if gl == 0 {
+			gl = c.line(base, c.line("groups", 0))
+		}
+		if !groupNameRe.MatchString(name) {
+			v.errorf(gl, "group %q: name must match [a-z0-9][a-z0-9_-]*", name)
+		}
+		if len(g.Models) == 0 {
+			v.errorf(c.line(base+".models", gl), "group %q has no models; list glob patterns such as \"*\" or \"gpt-4o*\"", name)
+			continue
+		}
+		var valid []string
+		for j, pat := range g.Models {
+			pl := c.line(base+".models."+strconv.Itoa(j), gl)
+			if pat == "" {
+				v.errorf(pl, "group %q: empty model pattern", name)
+				continue
+			}
+			if _, err := path.Match(pat, ""); err != nil {
+				v.errorf(pl, "group %q: invalid pattern %q: %v", name, pat, err)
+				continue
+			}
+			valid = append(valid, pat)
+		}
+		if unlisted || len(valid) == 0 || matchesAny(valid, ids) {
+			continue
+		}
+		v.warnf(gl, "group %q matches no configured model (patterns: %s)", name, strings.Join(valid, ", "))
+	}
+}
+
+func matchesAny(patterns, ids []string) bool {
+	for _, pat := range patterns {
+		for _, id := range ids {
+			if ok, _ := path.Match(pat, id); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isSpaceOrControl(r rune) bool {
+	return r <= ' ' || r == 0x7f || r == 0x85 || r == 0xa0 || r == '\u2028' || r == '\u2029'
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of header names.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
