@@ -1,0 +1,122 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+type fakeKeys struct {
+	keys    map[string]store.Key // by string(hash)
+	lookups atomic.Int64
+	fail    error
+}
+
+func (f *fakeKeys) KeyByHash(_ context.Context, h []byte) (store.Key, error) {
+	f.lookups.Add(1)
+	if f.fail != nil {
+		return store.Key{}, f.fail
+	}
+	k, ok := f.keys[string(h)]
+	if !ok {
+		return store.Key{}, store.ErrNotFound
+	}
+	return k, nil
+}
+
+func TestAuthenticate(t *testing.T) {
+	good, _, goodHash := apikey.Generate()
+	revoked, _, revokedHash := apikey.Generate()
+	unknown, _, _ := apikey.Generate()
+	keys := &fakeKeys{keys: map[string]store.Key{
+		string(goodHash):    {ID: "key_1", AccountID: "acct_1", Group: "basic", Hash: goodHash},
+		string(revokedHash): {ID: "key_2", AccountID: "acct_1", Group: "basic", Hash: revokedHash, RevokedAt: time.Unix(5, 0)},
+	}}
+	a := NewAuthenticator(keys, 0, nil)
+	cases := []struct {
+		name   string
+		header string
+		want   string // key id, or "" for 401
+	}{
+		{"good", "Bearer " + good, "key_1"},
+		{"missing", "", ""},
+		{"malformed", "Token " + good, ""},
+		{"unknown", "Bearer " + unknown, ""},
+		{"revoked", "Bearer " + revoked, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := a.Authenticate(context.Background(), tc.header)
+			if tc.want != "" {
+				if err != nil || p.KeyID != tc.want || p.Group != "basic" || p.AccountID != "acct_1" {
+					t.Fatalf("got %+v, %v", p, err)
+				}
+				return
+			}
+			var e *apierr.Error
+			if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Code != apierr.CodeInvalidAPIKey {
+				t.Fatalf("err = %v, want 401 invalid_api_key", err)
+			}
+		})
+	}
+	keys.fail = errors.New("disk on fire")
+	if _, err := a.Authenticate(context.Background(), "Bearer "+good); apierr.From(err).Status != http.StatusInternalServerError {
+		t.Fatalf("store failure: %v", err)
+	}
+}
+
+func TestAuthenticateCache(t *testing.T) {
+	secret, _, hash := apikey.Generate()
+	keys := &fakeKeys{keys: map[string]store.Key{string(hash): {ID: "key_1", Hash: hash}}}
+	now := time.Unix(1000, 0)
+	a := NewAuthenticator(keys, 5*time.Second, func() time.Time { return now })
+	for range 3 {
+		if _, err := a.Authenticate(context.Background(), "Bearer "+secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := keys.lookups.Load(); n != 1 {
+		t.Fatalf("store read %d times within the TTL, want 1", n)
+	}
+	// Revocation is seen once the entry expires.
+	k := keys.keys[string(hash)]
+	k.RevokedAt = now
+	keys.keys[string(hash)] = k
+	now = now.Add(6 * time.Second)
+	if _, err := a.Authenticate(context.Background(), "Bearer "+secret); err == nil {
+		t.Fatal("revoked key still accepted after the TTL")
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p := NewPolicy(map[string][]string{
+		"default": {"*"},
+		"basic":   {"gpt-4o-mini", "deepseek-*"},
+		"broken":  {"[", "demo-chat"},
+	}, []string{"gpt-4o", "gpt-4o-mini", "deepseek-chat", "demo-chat"})
+	cases := []struct {
+		group, model string
+		want         bool
+	}{
+		{"default", "gpt-4o", true},
+		{"default", "unknown", false},
+		{"basic", "gpt-4o-mini", true},
+		{"basic", "deepseek-chat", true},
+		{"basic", "gpt-4o", false},
+		{"broken", "demo-chat", true},
+		{"broken", "gpt-4o", false},
+		{"nosuchgroup", "gpt-4o", false},
+	}
+	for _, tc := range cases {
+		if got := p.Allows(tc.group, tc.model); got != tc.want {
+			t.Errorf("Allows(%q, %q) = %v, want %v", tc.group, tc.model, got, tc.want)
+		}
+	}
+}

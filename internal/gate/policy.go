@@ -1,0 +1,35 @@
+package gate
+
+import "path"
+
+// Policy knows which public models each group may use. It is computed once
+// from the groups' glob patterns and the servable models, so the per-request
+// check is a map lookup.
+type Policy struct {
+	allowed map[string]map[string]struct{}
+}
+
+// NewPolicy matches every group's patterns (path.Match syntax) against the
+// model ids. Invalid patterns match nothing (the config check reports them).
+func NewPolicy(groups map[string][]string, models []string) *Policy {
+	p := &Policy{allowed: make(map[string]map[string]struct{}, len(groups))}
+	for g, patterns := range groups {
+		set := make(map[string]struct{})
+		for _, m := range models {
+			for _, pat := range patterns {
+				if ok, err := path.Match(pat, m); ok && err == nil {
+					set[m] = struct{}{}
+					break
+				}
+			}
+		}
+		p.allowed[g] = set
+	}
+	return p
+}
+
+// Allows reports whether group may use model. An unknown group allows nothing.
+func (p *Policy) Allows(group, model string) bool {
+	_, ok := p.allowed[group][model]
+	return ok
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+)
+
+// Server is the HTTP server with a graceful drain.
+type Server struct {
+	http  *http.Server
+	t     *tracker
+	drain time.Duration
+	log   *slog.Logger
+	abort func() // cancels every request's context after the drain period
+}
+
+// New wraps h with the middleware. drain is how long shutdown waits for
+// in-flight requests (streams included) before cancelling them.
+func New(h http.Handler, drain time.Duration, o Options) *Server {
+	t := &tracker{}
+	base, cancel := context.WithCancelCause(context.Background())
+	abort := func() { cancel(apierr.ErrShuttingDown) }
+	s := &Server{t: t, drain: drain, log: o.Logger, abort: abort}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.http = &http.Server{
+		Handler:           wrap(h, o, t),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// Handler is the wrapped handler (for tests that use httptest.Server).
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+// Serve answers on ln until ctx is cancelled, then stops accepting, waits
+// up to the drain period for in-flight requests, cancels the rest, and
+// returns once every handler has returned, so whatever they record is
+// recorded before the caller flushes it.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.abort()
+		s.t.wg.Wait()
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: draining in-flight requests", "timeout", s.drain.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.drain)
+	defer cancel()
+	err := s.http.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("drain period over: cancelling the remaining requests")
+	}
+	s.abort()
+	s.t.wg.Wait()
+	if e := <-errc; e != nil && !errors.Is(e, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", e)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil // the requests were cancelled and recorded as such
+	}
+	return err
+}
