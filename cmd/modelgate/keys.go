@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/app"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+func keysCmd(args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, "usage: modelgate keys create|list|revoke ...\n")
+		return 2
+	}
+	switch args[0] {
+	case "create":
+		return keysCreate(args[1:], e)
+	case "list":
+		return keysList(args[1:], e)
+	case "revoke":
+		return keysRevoke(args[1:], e)
+	default:
+		fmt.Fprintf(e.stderr, "modelgate keys: unknown subcommand %q (create, list, revoke)\n", args[0])
+		return 2
+	}
+}
+
+// keysCreate prints only the new secret on stdout, so scripts can capture it.
+func keysCreate(args []string, e env) int {
+	fs, path := newFlags("keys create", e)
+	group := fs.String("group", "", "model group the key is bound to (required)")
+	account := fs.String("account", "", "account name; created if missing (default: a new account of its own)")
+	name := fs.String("name", "", "a label for the key")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	if *group == "" {
+		fmt.Fprintln(e.stderr, "modelgate keys create: --group is required")
+		return 2
+	}
+	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
+		if _, ok := cfg.Groups[*group]; !ok {
+			return fmt.Errorf("unknown group %q (configured: %s)", *group, strings.Join(groupNames(cfg), ", "))
+		}
+		now := time.Now().UTC()
+		keyID := app.NewID("key_")
+		acct, err := accountFor(ctx, st, *account, keyID, now)
+		if err != nil {
+			return err
+		}
+		secret, display, hash := apikey.Generate()
+		k := store.Key{ID: keyID, AccountID: acct.ID, Group: *group, Name: *name, Prefix: display, Hash: hash, CreatedAt: now}
+		if err := st.CreateKey(ctx, k); err != nil {
+			return fmt.Errorf("create key: %w", err)
+		}
+		fmt.Fprintln(e.stdout, secret)
+		fmt.Fprintf(e.stderr, "created %s (%s…) in group %q for account %q; the secret above is shown only once\n",
+			k.ID, k.Prefix, k.Group, acct.Name)
+		return nil
+	})
+}
+
+// accountFor finds or creates the named account; with no name, the key
+// gets an account of its own named after it.
+func accountFor(ctx context.Context, st store.Store, name, keyID string, now time.Time) (store.Account, error) {
+	if name == "" {
+		name = keyID
+	}
+	a, err := st.AccountByName(ctx, name)
+	if err == nil {
+		return a, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return a, fmt.Errorf("find account: %w", err)
+	}
+	a = store.Account{ID: app.NewID("acct_"), Name: name, CreatedAt: now}
+	if err := st.CreateAccount(ctx, a); err != nil {
+		if errors.Is(err, store.ErrConflict) { // created meanwhile by another process
+			return st.AccountByName(ctx, name)
+		}
+		return a, fmt.Errorf("create account: %w", err)
+	}
+	return a, nil
+}
+
+func groupNames(cfg *config.Config) []string {
+	var names []string
+	for n := range cfg.Groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+type keyJSON struct {
+	ID        string     `json:"id"`
+	Prefix    string     `json:"prefix"`
+	Account   string     `json:"account"`
+	Group     string     `json:"group"`
+	Name      string     `json:"name"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+func keysList(args []string, e env) int {
+	fs, path := newFlags("keys list", e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	return withStore(*path, e, func(ctx context.Context, _ *config.Config, st store.Store) error {
+		keys, err := st.ListKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("list keys: %w", err)
+		}
+		if *asJSON {
+			out := make([]keyJSON, 0, len(keys))
+			for _, k := range keys {
+				j := keyJSON{ID: k.ID, Prefix: k.Prefix, Account: k.AccountName, Group: k.Group, Name: k.Name, CreatedAt: k.CreatedAt}
+				if k.Revoked() {
+					t := k.RevokedAt
+					j.RevokedAt = &t
+				}
+				out = append(out, j)
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tPREFIX\tACCOUNT\tGROUP\tNAME\tCREATED\tSTATUS")
+		for _, k := range keys {
+			status := "active"
+			if k.Revoked() {
+				status = "revoked " + k.RevokedAt.Format(time.DateTime)
+			}
+			fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.AccountName, k.Group, k.Name,
+				k.CreatedAt.Format(time.DateTime), status)
+		}
+		return tw.Flush()
+	})
+}
+
+func keysRevoke(args []string, e env) int {
+	fs, path := newFlags("keys revoke", e)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: modelgate keys revoke ID|PREFIX")
+		return 2
+	}
+	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
+		k, err := st.RevokeKey(ctx, pos[0], time.Now().UTC())
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("no key matches %q", pos[0])
+		case errors.Is(err, store.ErrAmbiguous):
+			return fmt.Errorf("%q matches more than one key; give more of the prefix or the key id", pos[0])
+		case err != nil:
+			return fmt.Errorf("revoke: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "revoked %s (%s…); a running gateway refuses it within %s\n",
+			k.ID, k.Prefix, time.Duration(cfg.AuthCacheTTL))
+		return nil
+	})
+}

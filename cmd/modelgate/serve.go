@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/modelgate/modelgate/internal/app"
+)
+
+// serveCmd runs the gateway until SIGINT or SIGTERM, then drains.
+func serveCmd(args []string, e env) int {
+	fs, path := newFlags("serve", e)
+	listen := fs.String("listen", "", "address to listen on (overrides the config's listen)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*path, e)
+	if err != nil {
+		return 1
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	log := newLogger(cfg, e.stderr)
+	if *cpuprofile != "" {
+		stopProfile, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
+			return 1
+		}
+		defer stopProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
+
+	a, err := app.New(ctx, cfg, app.Options{Logger: log, Out: e.stdout, Version: version})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
+		return 1
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "modelgate: listen: %v\n", err)
+		return 1
+	}
+	if err := a.Bootstrap(ctx, ln.Addr().String()); err != nil {
+		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
+		return 1
+	}
+	log.Info("modelgate listening", "addr", "http://"+ln.Addr().String()+"/v1", "version", version,
+		"database", cfg.Database, "providers", len(cfg.Providers))
+	if err := a.Run(ctx, ln); err != nil {
+		log.Error("stopped with an error", "err", err)
+		return 1
+	}
+	log.Info("stopped cleanly")
+	return 0
+}
+
+// startCPUProfile profiles until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

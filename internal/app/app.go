@@ -1,0 +1,151 @@
+// Package app wires a validated configuration into a running gateway: the
+// store, the providers and router, the gate, the usage recorder and the
+// HTTP server. cmd/modelgate parses flags and calls it; tests build it
+// directly around httptest servers.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/api/openai"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/server"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/usage"
+)
+
+// Options are what the caller supplies besides the configuration.
+type Options struct {
+	Logger     *slog.Logger
+	Out        io.Writer // where the first-start key is printed (stdout)
+	Now        func() time.Time
+	HTTPClient *http.Client // nil gives each provider its own pooled client
+	Version    string
+}
+
+// App is a wired gateway.
+type App struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	out      io.Writer
+	now      func() time.Time
+	store    store.Store
+	recorder *usage.Recorder
+	router   *route.Router
+	server   *server.Server
+}
+
+// OpenStore opens the configured database (CLI commands share it).
+func OpenStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+	kind, target, err := cfg.DatabaseKind()
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case "sqlite":
+		return sqlite.Open(ctx, target)
+	default:
+		return nil, fmt.Errorf("database %q: %s is not supported yet", cfg.Database, kind)
+	}
+}
+
+// New builds the gateway; the caller must Close it.
+func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	deps, err := Deployments(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: route.New(deps)}
+	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
+		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger})
+	h := &openai.Handler{
+		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
+		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)),
+		Router:  a.router,
+		Usage:   a.recorder,
+		MaxBody: cfg.MaxRequestBytes,
+		Log:     o.Logger,
+		Now:     o.Now,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	h.Routes(mux)
+	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
+		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now})
+	return a, nil
+}
+
+func groupPatterns(cfg *config.Config) map[string][]string {
+	out := make(map[string][]string, len(cfg.Groups))
+	for name, g := range cfg.Groups {
+		out[name] = g.Models
+	}
+	return out
+}
+
+func modelIDs(r *route.Router) []string {
+	ms := r.Models()
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// Store is the app's store (tests inspect it).
+func (a *App) Store() store.Store { return a.store }
+
+// Handler is the complete HTTP handler, middleware included.
+func (a *App) Handler() http.Handler { return a.server.Handler() }
+
+// Run serves on ln and flushes usage records until ctx is cancelled, then
+// drains in-flight requests and writes every remaining record.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	rctx, stopRecorder := context.WithCancel(context.Background())
+	defer stopRecorder()
+	recDone := make(chan error, 1)
+	go func() { recDone <- a.recorder.Run(rctx) }()
+
+	serveErr := a.server.Serve(ctx, ln)
+
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	closeErr := a.recorder.Close(cctx)
+	stopRecorder()
+	runErr := <-recDone
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	return errors.Join(serveErr, closeErr, runErr)
+}
+
+// Close releases the store.
+func (a *App) Close() error { return a.store.Close() }
+
+func (a *App) nowUTC() time.Time { return a.now().UTC() }

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// NewID returns prefix + 16 random hex digits, unique across replicas
+// without coordination.
+func NewID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// Bootstrap creates the first account and API key on the very first start
+// of a database and prints the key once; later starts do nothing.
+func (a *App) Bootstrap(ctx context.Context, listen string) error {
+	group := "default"
+	if _, ok := a.cfg.Groups[group]; !ok {
+		names := make([]string, 0, len(a.cfg.Groups))
+		for n := range a.cfg.Groups {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return fmt.Errorf("bootstrap: no groups configured")
+		}
+		group = names[0]
+	}
+	now := a.nowUTC()
+	acct := store.Account{ID: NewID("acct_"), Name: "default", CreatedAt: now}
+	secret, display, hash := apikey.Generate()
+	key := store.Key{ID: NewID("key_"), AccountID: acct.ID, Group: group, Name: "first key",
+		Prefix: display, Hash: hash, CreatedAt: now}
+	created, err := a.store.Bootstrap(ctx, acct, key)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if !created {
+		return nil
+	}
+	a.log.Info("first start: created account and API key", "account", acct.Name, "key", key.ID, "group", group)
+	model := "demo-chat"
+	if ms := a.router.Models(); len(ms) > 0 {
+		model = ms[0].ID
+		if _, ok := a.router.Model("demo-chat"); ok {
+			model = "demo-chat"
+		}
+	}
+	_, err = fmt.Fprintf(a.out, `
+First start: created account %q and an API key for group %q.
+It is shown only this once; keep it somewhere safe:
+
+    %s
+
+Try it:
+
+    curl http://%s/v1/chat/completions \
+      -H "Authorization: Bearer %s" \
+      -H "Content-Type: application/json" \
+      -d '{"model": "%s", "messages": [{"role": "user", "content": "Hello!"}]}'
+
+`, acct.Name, group, secret, listen, secret, model)
+	return err
+}
