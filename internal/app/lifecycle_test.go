@@ -66,6 +66,18 @@ func TestUsageRecords(t *testing.T) {
 	do(good, "err-500", false)
 	do(good, "no-such-model", false)
 	do(g.client(g.revoked), "gpt-4o-mini", false)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/v1/nope", 404}, {"GET", "/v1/chat/completions", 405}} {
+		req, _ := http.NewRequest(tc.method, g.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		all = append(all, sent{resp.Header.Get("X-Request-Id"), "", tc.status})
+	}
 
 	recs := g.usage()
 	byID := map[string]store.UsageRecord{}
@@ -85,7 +97,7 @@ func TestUsageRecords(t *testing.T) {
 			continue
 		}
 		wantModel := s.model
-		if s.status == 401 {
+		if s.status == 401 || s.status == 405 {
 			wantModel = "" // the body is not read before the key is checked
 		}
 		if r.Model != wantModel || r.Status != s.status || r.Latency <= 0 {
@@ -102,6 +114,11 @@ func TestUsageRecords(t *testing.T) {
 	}
 	if r := byID[all[concurrent+4].id]; r.ErrorCode != "invalid_api_key" || r.KeyID != "" {
 		t.Errorf("unauthenticated record %+v", r)
+	}
+	for _, s := range all[concurrent+5:] {
+		if r := byID[s.id]; r.Endpoint != "unknown" || r.Status != s.status {
+			t.Errorf("record for an unknown route %+v", r)
+		}
 	}
 }
 

@@ -47,7 +47,10 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("/v1/models", h.only(http.MethodGet, h.listModels))
 	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.getModel))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeNotFound,
+		info := reqinfo.From(r.Context())
+		info.Endpoint = "unknown"
+		defer h.record(info, &outcome{})
+		h.fail(w, info, &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeNotFound,
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
 	})
 }
@@ -55,8 +58,11 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 func (h *Handler) only(method string, f http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
+			info := reqinfo.From(r.Context())
+			info.Endpoint = "unknown"
+			defer h.record(info, &outcome{})
 			w.Header().Set("Allow", method)
-			apierr.Write(w, &apierr.Error{Status: http.StatusMethodNotAllowed, Type: apierr.TypeInvalidRequest,
+			h.fail(w, info, &apierr.Error{Status: http.StatusMethodNotAllowed, Type: apierr.TypeInvalidRequest,
 				Code: apierr.CodeMethodNotAllowed, Message: fmt.Sprintf("Method %s is not allowed on %s; use %s.", r.Method, r.URL.Path, method)})
 			return
 		}
