@@ -1,0 +1,103 @@
+// Package billing turns usage into money and keeps requests from spending
+// what an account does not have.
+//
+// Cost arithmetic is integer only: prices are micro-units per million
+// tokens, group price ratios are parts per million, and a request's cost is
+//
+//	round_half_up( Σ tokens × price_per_million × ratio_ppm / 10^12 )
+//
+// computed once per request over the exact 128-bit product, so splitting a
+// request into parts never rounds twice.
+//
+// Reservations (Ledger) live in memory: Reserve admits a request only when
+// balance − settled-but-unwritten charges − outstanding reservations covers
+// the most it can cost; Settle turns a reservation into a charge that
+// reaches the store with the request's usage record (one transaction, in
+// the usage writer's batch), so billing adds no database write to the
+// request path.
+package billing
+
+import (
+	"errors"
+
+	"github.com/modelgate/modelgate/internal/money"
+)
+
+// TokenPrice is a model's price per million tokens.
+type TokenPrice struct {
+	Input       money.Micros
+	Output      money.Micros
+	CachedInput money.Micros // 0: cached input tokens cost Input
+}
+
+// Tokens is a request's token usage.
+type Tokens struct {
+	Prompt     int64 // all input tokens, cached ones included
+	Cached     int64 // part of Prompt read from the vendor's cache
+	Completion int64 // all output tokens, reasoning included
+}
+
+// perMillion is the divisor for a price per million tokens times a ratio in
+// parts per million.
+const perMillion = 1_000_000 * 1_000_000
+
+// ErrOverflow means a cost does not fit the arithmetic (absurd token counts
+// or prices); the request is refused rather than billed wrong.
+var ErrOverflow = errors.New("billing: cost overflows")
+
+// Cost is what t costs at p with the price ratio ratioPPM (money.PPM is 1),
+// rounded half up to the micro-unit.
+func Cost(p TokenPrice, t Tokens, ratioPPM int64) (money.Micros, error) {
+	if t.Prompt < 0 || t.Cached < 0 || t.Completion < 0 || p.Input < 0 || p.Output < 0 || p.CachedInput < 0 || ratioPPM < 0 {
+		return 0, ErrOverflow
+	}
+	cached := min(t.Cached, t.Prompt)
+	cachedPrice := p.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = p.Input
+	}
+	const limit = 1 << 62 // each product and the sum stay below int64's limit
+	terms := [3][2]int64{{t.Prompt - cached, int64(p.Input)}, {cached, int64(cachedPrice)}, {t.Completion, int64(p.Output)}}
+	var sum int64
+	for _, tm := range terms {
+		if tm[0] != 0 && tm[1] > limit/3/tm[0] {
+			return 0, ErrOverflow
+		}
+		sum += tm[0] * tm[1]
+	}
+	c, ok := money.MulDiv(sum, ratioPPM, perMillion)
+	if !ok {
+		return 0, ErrOverflow
+	}
+	return money.Micros(c), nil
+}
+
+// Scale applies a price ratio to a flat amount (a per-image or per-second
+// price times a count), rounding half up.
+func Scale(amount money.Micros, count, ratioPPM int64) (money.Micros, error) {
+	if amount < 0 || count < 0 {
+		return 0, ErrOverflow
+	}
+	if count != 0 && int64(amount) > (1<<62)/count {
+		return 0, ErrOverflow
+	}
+	c, ok := money.MulDiv(int64(amount)*count, ratioPPM, money.PPM)
+	if !ok {
+		return 0, ErrOverflow
+	}
+	return money.Micros(c), nil
+}
+
+// ModelPrice is what billing needs to know about one model.
+type ModelPrice struct {
+	Price         TokenPrice
+	Free          bool   // explicitly free: no reservation, no charge
+	Priced        bool   // has a token price (a model neither Free nor Priced is refused)
+	ContextWindow int64  // tokens; 0 unknown
+	MaxOutput     int64  // tokens; 0 unknown
+	Tokenizer     string // catalog tokenizer name ("o200k", "cl100k", "" approximate)
+}
+
+// DefaultMaxOutput is the output reserved for a model whose maximum output
+// is unknown and whose request sets no max_tokens.
+const DefaultMaxOutput = 16384

@@ -1,0 +1,234 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Errors Reserve returns; the API maps both to 429 insufficient_quota.
+var (
+	ErrInsufficient = errors.New("billing: balance too low for this request")
+	ErrKeyCap       = errors.New("billing: the key's spend cap is reached")
+)
+
+// Source reads stored balances (store.Store has it).
+type Source interface {
+	AccountByID(ctx context.Context, id string) (store.Account, error)
+	KeyByID(ctx context.Context, id string) (store.Key, error)
+}
+
+// Payer is who a request is charged to.
+type Payer struct {
+	AccountID string
+	KeyID     string
+	SpendCap  money.Micros // the key's cap; 0 means none
+}
+
+// Options tunes a Reserver; zero fields take the defaults shown.
+type Options struct {
+	// Refresh is how old a stored balance may get before Reserve reads it
+	// again, so credits posted by another process (the CLI, the console)
+	// show up (default 1s).
+	Refresh time.Duration
+	Now     func() time.Time
+}
+
+// Reserver keeps, per account and per capped key, the stored balance last
+// read, the charges settled since that have not reached the store yet, and
+// the outstanding reservations. It is the only in-memory money state, and
+// losing it (a crash) loses no money: reservations are released by
+// definition and unwritten charges are in the usage journal.
+type Reserver struct {
+	src     Source
+	refresh time.Duration
+	now     func() time.Time
+
+	mu    sync.Mutex
+	accts map[string]*meter
+	keys  map[string]*meter
+}
+
+// meter is the state of one account or one capped key. For an account,
+// stored is the balance; for a key, it is cap − spent. Both count down.
+type meter struct {
+	stored   money.Micros // as last read from the store
+	readAt   time.Time
+	gen      uint64       // bumped by every commit, so a read that raced one is discarded
+	pending  money.Micros // settled charges not yet committed to the store
+	reserved money.Micros // outstanding reservations
+}
+
+func (m *meter) available() money.Micros { return m.stored - m.pending - m.reserved }
+
+// NewReserver returns a Reserver reading balances from src.
+func NewReserver(src Source, o Options) *Reserver {
+	if o.Refresh <= 0 {
+		o.Refresh = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Reserver{src: src, refresh: o.Refresh, now: o.Now,
+		accts: make(map[string]*meter), keys: make(map[string]*meter)}
+}
+
+// Hold is an admitted request's reservation. Settle or Release it exactly
+// once; later calls do nothing.
+type Hold struct {
+	r      *Reserver
+	p      Payer
+	amount money.Micros
+	done   bool // guarded by r.mu
+}
+
+// Amount is what the hold reserved.
+func (h *Hold) Amount() money.Micros { return h.amount }
+
+// Reserve admits a request that can cost up to amount, or refuses it with
+// ErrInsufficient or ErrKeyCap. A zero amount (free models) always passes.
+func (r *Reserver) Reserve(ctx context.Context, p Payer, amount money.Micros) (*Hold, error) {
+	if amount < 0 {
+		return nil, fmt.Errorf("billing: negative reservation %v", amount)
+	}
+	h := &Hold{r: r, p: p, amount: amount}
+	if amount == 0 {
+		h.done = true
+		return h, nil
+	}
+	if err := r.fresh(ctx, p); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.accts[p.AccountID]
+	if a.available() < amount {
+		return nil, ErrInsufficient
+	}
+	var k *meter
+	if p.SpendCap > 0 {
+		if k = r.keys[p.KeyID]; k.available() < amount {
+			return nil, ErrKeyCap
+		}
+		k.reserved += amount
+	}
+	a.reserved += amount
+	return h, nil
+}
+
+// fresh makes sure the payer's meters exist and were read recently. The
+// read happens outside the lock; a read that raced a commit is dropped and
+// retried on the next request (the old value errs on the safe side).
+func (r *Reserver) fresh(ctx context.Context, p Payer) error {
+	now := r.now()
+	r.mu.Lock()
+	a, k := r.accts[p.AccountID], r.keys[p.KeyID]
+	needA := a == nil || now.Sub(a.readAt) >= r.refresh
+	needK := p.SpendCap > 0 && (k == nil || now.Sub(k.readAt) >= r.refresh)
+	var genA, genK uint64
+	if a != nil {
+		genA = a.gen
+	}
+	if k != nil {
+		genK = k.gen
+	}
+	r.mu.Unlock()
+	if needA {
+		acct, err := r.src.AccountByID(ctx, p.AccountID)
+		if err != nil {
+			return fmt.Errorf("billing: read balance: %w", err)
+		}
+		r.store(r.accts, p.AccountID, genA, acct.Balance, now)
+	}
+	if needK {
+		key, err := r.src.KeyByID(ctx, p.KeyID)
+		if err != nil {
+			return fmt.Errorf("billing: read key spend: %w", err)
+		}
+		r.store(r.keys, p.KeyID, genK, p.SpendCap-key.Spent, now)
+	}
+	return nil
+}
+
+// store installs a value read from the store unless a commit happened
+// since the read started (then the meter's old value stays, and a meter
+// that did not exist yet is created from the read: it had no commits).
+func (r *Reserver) store(ms map[string]*meter, id string, gen uint64, v money.Micros, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := ms[id]
+	if m == nil {
+		ms[id] = &meter{stored: v, readAt: at}
+		return
+	}
+	if m.gen == gen {
+		m.stored, m.readAt = v, at
+	}
+}
+
+// Settle turns the hold into a charge of cost (which may exceed the
+// reservation when the vendor counted more than estimated: the charge is
+// what was used). Call Committed when the charge reaches the store.
+func (h *Hold) Settle(cost money.Micros) {
+	h.finish(cost)
+}
+
+// Release gives the whole reservation back (upstream failure, nothing used).
+func (h *Hold) Release() { h.finish(0) }
+
+func (h *Hold) finish(cost money.Micros) {
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.done {
+		return
+	}
+	h.done = true
+	if a := r.accts[h.p.AccountID]; a != nil {
+		a.reserved -= h.amount
+		a.pending += cost
+	}
+	if h.p.SpendCap > 0 {
+		if k := r.keys[h.p.KeyID]; k != nil {
+			k.reserved -= h.amount
+			k.pending += cost
+		}
+	}
+}
+
+// Committed tells the Reserver that a settled charge is now in the store
+// (the stored balance it reads next includes it).
+func (r *Reserver) Committed(accountID, keyID string, cost money.Micros) {
+	if cost == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range []*meter{r.accts[accountID], r.keys[keyID]} {
+		if m == nil {
+			continue
+		}
+		m.pending -= cost
+		m.stored -= cost // what a fresh read would now return
+		m.gen++
+	}
+}
+
+// Reserved returns the outstanding reservations per account, for the
+// holds table that shows them to other processes.
+func (r *Reserver) Reserved() map[string]money.Micros {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]money.Micros, len(r.accts))
+	for id, m := range r.accts {
+		if m.reserved != 0 {
+			out[id] = m.reserved
+		}
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// fakeSource is a store that applies commits the way InsertUsage does.
+type fakeSource struct {
+	mu      sync.Mutex
+	balance map[string]money.Micros
+	spent   map[string]money.Micros
+	reads   atomic.Int64
+}
+
+func (f *fakeSource) AccountByID(_ context.Context, id string) (store.Account, error) {
+	f.reads.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.balance[id]
+	if !ok {
+		return store.Account{}, store.ErrNotFound
+	}
+	return store.Account{ID: id, Balance: b}, nil
+}
+
+func (f *fakeSource) KeyByID(_ context.Context, id string) (store.Key, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return store.Key{ID: id, Spent: f.spent[id]}, nil
+}
+
+func (f *fakeSource) commit(acct, key string, cost money.Micros) {
+	f.mu.Lock()
+	f.balance[acct] -= cost
+	f.spent[key] += cost
+	f.mu.Unlock()
+}
+
+func newFake(balance money.Micros) *fakeSource {
+	return &fakeSource{balance: map[string]money.Micros{"a": balance}, spent: map[string]money.Micros{}}
+}
+
+func TestReserveSettleRelease(t *testing.T) {
+	src := newFake(100)
+	r := NewReserver(src, Options{Refresh: time.Hour})
+	ctx := context.Background()
+	p := Payer{AccountID: "a", KeyID: "k"}
+	h1, err := r.Reserve(ctx, p, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reserve(ctx, p, 41); !errors.Is(err, ErrInsufficient) {
+		t.Fatalf("over-reservation: %v", err)
+	}
+	h2, err := r.Reserve(ctx, p, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1.Settle(25)
+	h1.Settle(25) // idempotent
+	h1.Release()  // too late: already settled
+	h2.Release()
+	h2.Release()
+	if _, err := r.Reserve(ctx, p, 76); !errors.Is(err, ErrInsufficient) {
+		t.Fatalf("settled charge not counted: %v", err)
+	}
+	src.commit("a", "k", 25)
+	r.Committed("a", "k", 25)
+	h3, err := r.Reserve(ctx, p, 75)
+	if err != nil {
+		t.Fatalf("after commit: %v", err)
+	}
+	h3.Release()
+	if got := r.Reserved(); len(got) != 0 {
+		t.Errorf("reserved left: %v", got)
+	}
+	if _, err := r.Reserve(ctx, Payer{AccountID: "nobody"}, 1); err == nil {
+		t.Error("unknown account admitted")
+	}
+	if h, err := r.Reserve(ctx, Payer{AccountID: "nobody"}, 0); err != nil || h == nil {
+		t.Errorf("free request refused: %v", err)
+	}
+}
+
+func TestKeySpendCap(t *testing.T) {
+	src := newFake(1000)
+	src.spent["k"] = 90
+	r := NewReserver(src, Options{Refresh: time.Hour})
+	p := Payer{AccountID: "a", KeyID: "k", SpendCap: 100}
+	if _, err := r.Reserve(context.Background(), p, 11); !errors.Is(err, ErrKeyCap) {
+		t.Fatalf("over the cap: %v", err)
+	}
+	h, err := r.Reserve(context.Background(), p, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Settle(10)
+	if _, err := r.Reserve(context.Background(), p, 1); !errors.Is(err, ErrKeyCap) {
+		t.Fatalf("cap reached: %v", err)
+	}
+	// Another key of the same account is not capped by this one.
+	if _, err := r.Reserve(context.Background(), Payer{AccountID: "a", KeyID: "k2"}, 500); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A credit posted by another process shows up after Refresh.
+func TestRefreshSeesCredits(t *testing.T) {
+	src := newFake(0)
+	now := time.Unix(0, 0)
+	r := NewReserver(src, Options{Refresh: time.Second, Now: func() time.Time { return now }})
+	p := Payer{AccountID: "a"}
+	if _, err := r.Reserve(context.Background(), p, 1); !errors.Is(err, ErrInsufficient) {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	src.balance["a"] = 10
+	src.mu.Unlock()
+	if _, err := r.Reserve(context.Background(), p, 1); !errors.Is(err, ErrInsufficient) {
+		t.Fatal("read again before Refresh")
+	}
+	now = now.Add(time.Second)
+	if _, err := r.Reserve(context.Background(), p, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := src.reads.Load(); n != 2 {
+		t.Errorf("%d reads", n)
+	}
+}
+
+// 200 concurrent requests on a balance that covers 20 reservations: exactly
+// 20 are admitted and settled, the balance never goes below zero.
+func TestConcurrentReservations(t *testing.T) {
+	const (
+		requests = 200
+		reserve  = 1000
+		actual   = 1000
+	)
+	src := newFake(20 * reserve)
+	r := NewReserver(src, Options{Refresh: time.Millisecond})
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	for range requests {
+		wg.Go(func() {
+			h, err := r.Reserve(context.Background(), Payer{AccountID: "a"}, reserve)
+			if errors.Is(err, ErrInsufficient) {
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ok.Add(1)
+			h.Settle(actual)
+			src.commit("a", "", actual)
+			r.Committed("a", "", actual)
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 20 || src.balance["a"] != 0 {
+		t.Errorf("%d admitted, balance %v", ok.Load(), src.balance["a"])
+	}
+}
