@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
 )
 
 // Sentinel errors every backend returns (wrapped) so callers can branch with
@@ -21,11 +23,13 @@ var (
 	ErrAmbiguous = errors.New("ambiguous: matches more than one")
 )
 
-// Account owns keys and (in a later issue) a balance.
+// Account owns keys and a prepaid balance.
 type Account struct {
 	ID        string // "acct_" + random hex; stable across backends and replicas
 	Name      string // unique, chosen by the operator
 	CreatedAt time.Time
+	Balance   money.Micros // filled on reads; always the sum of the account's ledger
+	Spent     money.Micros // filled on reads; total of usage charges
 }
 
 // Key is an API key as stored: only the SHA-256 of the secret is kept.
@@ -38,8 +42,14 @@ type Key struct {
 	Prefix      string // first characters of the secret, for display and revoke
 	Hash        []byte // SHA-256 of the whole secret, 32 bytes
 	CreatedAt   time.Time
-	RevokedAt   time.Time // zero while the key is active
+	RevokedAt   time.Time    // zero while the key is active
+	ExpiresAt   time.Time    // zero: never expires
+	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
+	Spent       money.Micros // filled on reads: usage charged through this key
 }
+
+// Expired reports whether the key has expired at now.
+func (k Key) Expired(now time.Time) bool { return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) }
 
 // Revoked reports whether the key has been revoked.
 func (k Key) Revoked() bool { return !k.RevokedAt.IsZero() }
@@ -57,10 +67,17 @@ type UsageRecord struct {
 	Stream           bool
 	PromptTokens     int64
 	CompletionTokens int64
-	Latency          time.Duration // request start to last byte
-	TTFT             time.Duration // request start to first streamed event; 0 when not streamed
-	Status           int           // HTTP status the client got (499 when the client went away)
-	ErrorCode        string        // OpenAI-style error code, empty on success
+	CachedTokens     int64 // part of PromptTokens read from the vendor's cache
+	ReasoningTokens  int64 // part of CompletionTokens spent on hidden reasoning
+	Estimated        bool  // token counts were counted by the gateway, not reported by the vendor
+	// Cost is what the request was charged. Inserting a record with a
+	// non-zero Cost posts the charge to the account's ledger in the same
+	// transaction, once: a record already stored is skipped with its charge.
+	Cost      money.Micros
+	Latency   time.Duration // request start to last byte
+	TTFT      time.Duration // request start to first streamed event; 0 when not streamed
+	Status    int           // HTTP status the client got (499 when the client went away)
+	ErrorCode string        // OpenAI-style error code, empty on success
 }
 
 // UsageFilter selects usage records; zero fields do not filter.
@@ -86,6 +103,8 @@ type Keys interface {
 	CreateKey(ctx context.Context, k Key) error
 	// KeyByHash finds a key, revoked or not, by the SHA-256 of its secret.
 	KeyByHash(ctx context.Context, hash []byte) (Key, error)
+	// KeyByID finds a key by ID (fresh Spent for spend caps).
+	KeyByID(ctx context.Context, id string) (Key, error)
 	// ListKeys lists all keys, oldest first.
 	ListKeys(ctx context.Context) ([]Key, error)
 	// RevokeKey revokes the key whose ID equals ref or whose Prefix starts
@@ -102,11 +121,71 @@ type Usage interface {
 	ListUsage(ctx context.Context, f UsageFilter) ([]UsageRecord, error)
 }
 
+// LedgerKind says why a balance changed.
+type LedgerKind string
+
+// The kinds of ledger entries.
+const (
+	KindTopUp      LedgerKind = "topup"      // money paid in
+	KindCharge     LedgerKind = "charge"     // a request's cost (negative amount)
+	KindRefund     LedgerKind = "refund"     // money given back for a charge
+	KindAdjustment LedgerKind = "adjustment" // an operator's correction, either sign
+	KindBonus      LedgerKind = "bonus"      // free credit (first top-up bonus, demo credit)
+)
+
+// Valid reports whether k is one of the kinds above.
+func (k LedgerKind) Valid() bool {
+	switch k {
+	case KindTopUp, KindCharge, KindRefund, KindAdjustment, KindBonus:
+		return true
+	}
+	return false
+}
+
+// LedgerEntry is one change of an account's balance.
+type LedgerEntry struct {
+	ID           int64 // assigned by the store, increasing
+	AccountID    string
+	Kind         LedgerKind
+	Amount       money.Micros // signed: credits > 0, charges < 0
+	BalanceAfter money.Micros // set by the store
+	Ref          string       // optional idempotency key (a request id, a payment id); unique when set
+	Note         string
+	Time         time.Time
+}
+
+// Ledger stores balance changes. Every change of Account.Balance is an
+// entry, written in the same transaction as the balance.
+type Ledger interface {
+	// Post applies e: inserts it and moves the account's balance by
+	// e.Amount, atomically, and returns the stored entry. An entry whose
+	// Ref was posted before changes nothing and returns ErrConflict.
+	// ErrNotFound when the account does not exist.
+	Post(ctx context.Context, e LedgerEntry) (LedgerEntry, error)
+	// ListLedger returns an account's entries, oldest first.
+	ListLedger(ctx context.Context, accountID string) ([]LedgerEntry, error)
+	// LedgerSum is the sum of an account's entries (for audits: it must
+	// equal the account's Balance).
+	LedgerSum(ctx context.Context, accountID string) (money.Micros, error)
+}
+
+// Holds publishes the in-memory reservations of running gateway processes.
+type Holds interface {
+	// PutHolds replaces instance's holds with amounts, stamped at.
+	PutHolds(ctx context.Context, instance string, amounts map[string]money.Micros, at time.Time) error
+	// Reserved is the total held on an account by all instances.
+	Reserved(ctx context.Context, accountID string) (money.Micros, error)
+	// DropHolds deletes the holds of every instance but keep that were last
+	// stamped before before, and returns their total per account.
+	DropHolds(ctx context.Context, keep string, before time.Time) (map[string]money.Micros, error)
+}
+
 // Bootstrapper creates the first account and key exactly once per database.
 type Bootstrapper interface {
 	// Bootstrap inserts a and k in one transaction unless the database was
-	// bootstrapped before; it reports whether it did.
-	Bootstrap(ctx context.Context, a Account, k Key) (bool, error)
+	// bootstrapped before; it reports whether it did. A non-zero credit is
+	// posted to a's ledger as a bonus in the same transaction.
+	Bootstrap(ctx context.Context, a Account, k Key, credit money.Micros) (bool, error)
 }
 
 // Store is everything a backend provides.
@@ -114,6 +193,8 @@ type Store interface {
 	Accounts
 	Keys
 	Usage
+	Ledger
+	Holds
 	Bootstrapper
 	Close() error
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-const selectAccount = `SELECT id, name, created_at FROM accounts`
+const selectAccount = `SELECT id, name, created_at, balance, spent FROM accounts`
 
 // CreateAccount inserts a; store.ErrConflict when its ID or name is taken.
 func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
@@ -79,7 +79,7 @@ func scanAccount(r scanner) (store.Account, error) {
 		a       store.Account
 		created int64
 	)
-	if err := r.Scan(&a.ID, &a.Name, &created); err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &created, &a.Balance, &a.Spent); err != nil {
 		return store.Account{}, err
 	}
 	a.CreatedAt = fromMicros(created)

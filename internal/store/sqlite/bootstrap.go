@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -12,10 +13,10 @@ import (
 const bootstrappedKey = "bootstrapped"
 
 // Bootstrap inserts a and k unless the database was bootstrapped before and
-// reports whether it did. The marker row, the account and the key commit
-// together; BEGIN IMMEDIATE plus the marker's primary key guarantee that of
+// reports whether it did. The marker row, the account, the key and the
+// credit commit together; BEGIN IMMEDIATE plus the marker's primary key guarantee that of
 // two concurrent callers (even in two processes) exactly one wins.
-func (s *Store) Bootstrap(ctx context.Context, a store.Account, k store.Key) (bool, error) {
+func (s *Store) Bootstrap(ctx context.Context, a store.Account, k store.Key, credit money.Micros) (bool, error) {
 	var did bool
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,
@@ -36,6 +37,13 @@ func (s *Store) Bootstrap(ctx context.Context, a store.Account, k store.Key) (bo
 		}
 		if err := insertKey(ctx, tx, k); err != nil {
 			return err
+		}
+		if credit != 0 {
+			e := store.LedgerEntry{AccountID: a.ID, Kind: store.KindBonus, Amount: credit,
+				Note: "demo credit on first start", Time: a.CreatedAt}
+			if _, err := post(ctx, tx, e); err != nil {
+				return err
+			}
 		}
 		did = true
 		return nil

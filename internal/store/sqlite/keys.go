@@ -13,7 +13,7 @@ import (
 
 // selectKey reads a key together with its account's name.
 const selectKey = `SELECT k.id, k.account_id, a.name, k.group_name, k.name, k.prefix,
-	k.hash, k.created_at, k.revoked_at
+	k.hash, k.created_at, k.revoked_at, k.expires_at, k.spend_cap, k.spent
 	FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
 // minPrefixRef is the shortest ref RevokeKey matches against key prefixes;
@@ -29,10 +29,10 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 // insertKey inserts k through e (k.AccountName is ignored).
 func insertKey(ctx context.Context, e execer, k store.Key) error {
 	_, err := e.ExecContext(ctx, `INSERT INTO api_keys
-		(id, account_id, group_name, name, prefix, hash, created_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, account_id, group_name, name, prefix, hash, created_at, revoked_at, expires_at, spend_cap)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.AccountID, k.Group, k.Name, k.Prefix, k.Hash,
-		toMicros(k.CreatedAt), toNullMicros(k.RevokedAt))
+		toMicros(k.CreatedAt), toNullMicros(k.RevokedAt), toNullMicros(k.ExpiresAt), k.SpendCap)
 	return err
 }
 
@@ -42,6 +42,15 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (store.Key, error) {
 	k, err := scanKey(s.keyByHash.QueryRowContext(ctx, hash))
 	if err != nil {
 		return store.Key{}, wrap("key by hash", err)
+	}
+	return k, nil
+}
+
+// KeyByID finds a key by ID; store.ErrNotFound if none.
+func (s *Store) KeyByID(ctx context.Context, id string) (store.Key, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
+	if err != nil {
+		return store.Key{}, wrap(fmt.Sprintf("key by id %q", id), err)
 	}
 	return k, nil
 }
@@ -148,11 +157,13 @@ func scanKey(r scanner) (store.Key, error) {
 		k       store.Key
 		created int64
 		revoked sql.NullInt64
+		expires sql.NullInt64
 	)
 	if err := r.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Group, &k.Name, &k.Prefix,
-		&k.Hash, &created, &revoked); err != nil {
+		&k.Hash, &created, &revoked, &expires, &k.SpendCap, &k.Spent); err != nil {
 		return store.Key{}, err
 	}
+	k.ExpiresAt = fromNullMicros(expires)
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = fromNullMicros(revoked)
 	return k, nil

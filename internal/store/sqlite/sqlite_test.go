@@ -254,7 +254,7 @@ func TestBootstrapAcrossHandles(t *testing.T) {
 				k := store.Key{ID: "key_" + name, AccountID: a.ID, Group: "default",
 					Prefix: "mg-" + name, Hash: hash[:], CreatedAt: time.Now()}
 				<-start
-				did, err := s.Bootstrap(ctx, a, k)
+				did, err := s.Bootstrap(ctx, a, k, 0)
 				if err != nil {
 					t.Errorf("Bootstrap %s: %v", name, err)
 				}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,17 +12,20 @@ import (
 
 const insertUsage = `INSERT INTO usage_records
 	(request_id, time, account_id, key_id, endpoint, model, provider, upstream_model,
-	 stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status, error_code)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	 stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status, error_code,
+	 cost, cached_tokens, reasoning_tokens, estimated)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (request_id) DO NOTHING`
 
 const selectUsage = `SELECT request_id, time, account_id, key_id, endpoint, model, provider,
 	upstream_model, stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status,
-	error_code FROM usage_records`
+	error_code, cost, cached_tokens, reasoning_tokens, estimated FROM usage_records`
 
 // InsertUsage writes recs in one transaction with one prepared statement;
 // records whose RequestID is already stored are skipped, so retrying a batch
-// never counts a request twice.
+// never counts a request twice. A new record with a cost posts its charge
+// (ledger entry, account balance and spent, key spent) in the same
+// transaction, so a charge exists exactly when its record does.
 func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -33,12 +37,26 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 		}
 		defer stmt.Close()
 		for _, r := range recs {
-			if _, err := stmt.ExecContext(ctx,
+			res, err := stmt.ExecContext(ctx,
 				r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
 				r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
 				r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
-			); err != nil {
+				r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated,
+			)
+			if err != nil {
 				return err
+			}
+			if r.Cost == 0 || r.AccountID == "" {
+				continue
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				if err != nil {
+					return err
+				}
+				continue // stored before, and charged then
+			}
+			if err := charge(ctx, tx, r); err != nil {
+				return fmt.Errorf("charge %s: %w", r.RequestID, err)
 			}
 		}
 		return nil
@@ -102,7 +120,8 @@ func scanUsage(r scanner) (store.UsageRecord, error) {
 	)
 	if err := r.Scan(&u.RequestID, &at, &u.AccountID, &u.KeyID, &u.Endpoint, &u.Model,
 		&u.Provider, &u.UpstreamModel, &u.Stream, &u.PromptTokens, &u.CompletionTokens,
-		&latency, &ttft, &u.Status, &u.ErrorCode); err != nil {
+		&latency, &ttft, &u.Status, &u.ErrorCode, &u.Cost, &u.CachedTokens, &u.ReasoningTokens,
+		&u.Estimated); err != nil {
 		return store.UsageRecord{}, err
 	}
 	u.Time = fromMicros(at)

@@ -16,7 +16,7 @@ func testBootstrap(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s := newStore(t)
 		a := newAccount(t, "admin", at(0))
 		k := newKey(t, a, "mg-boot0001", at(0))
-		did, err := s.Bootstrap(ctx(t), a, k)
+		did, err := s.Bootstrap(ctx(t), a, k, 0)
 		if err != nil || !did {
 			t.Fatalf("first Bootstrap: got (%v, %v), want (true, nil)", did, err)
 		}
@@ -33,7 +33,7 @@ func testBootstrap(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 		a2 := newAccount(t, "admin2", at(time.Hour))
 		k2 := newKey(t, a2, "mg-boot0002", at(time.Hour))
-		did, err = s.Bootstrap(ctx(t), a2, k2)
+		did, err = s.Bootstrap(ctx(t), a2, k2, 0)
 		if err != nil || did {
 			t.Fatalf("second Bootstrap: got (%v, %v), want (false, nil)", did, err)
 		}
@@ -53,7 +53,7 @@ func testBootstrap(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// The account name is taken: the whole bootstrap must roll back.
 		a := newAccount(t, "admin", at(time.Minute))
 		k := newKey(t, a, "mg-boot0001", at(time.Minute))
-		did, err := s.Bootstrap(ctx(t), a, k)
+		did, err := s.Bootstrap(ctx(t), a, k, 0)
 		if did || !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("Bootstrap with a taken name: got (%v, %v), want (false, ErrConflict)", did, err)
 		}
@@ -64,7 +64,7 @@ func testBootstrap(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// So the database is still not bootstrapped.
 		a2 := newAccount(t, "root", at(time.Hour))
 		k2 := newKey(t, a2, "mg-boot0002", at(time.Hour))
-		did, err = s.Bootstrap(ctx(t), a2, k2)
+		did, err = s.Bootstrap(ctx(t), a2, k2, 0)
 		if err != nil || !did {
 			t.Fatalf("Bootstrap after a failed one: got (%v, %v), want (true, nil)", did, err)
 		}
@@ -88,7 +88,7 @@ func testBootstrap(t *testing.T, newStore func(t *testing.T) store.Store) {
 			k := newKey(t, a, fmt.Sprintf("mg-boot%04d", i), at(0))
 			wg.Go(func() {
 				<-start
-				did, err := s.Bootstrap(c, a, k)
+				did, err := s.Bootstrap(c, a, k, 0)
 				results[i] = result{did: did, err: err, a: a, k: k}
 			})
 		}

@@ -34,6 +34,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RevokeKey", func(t *testing.T) { testRevokeKey(t, newStore) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, newStore) })
 	t.Run("Bootstrap", func(t *testing.T) { testBootstrap(t, newStore) })
+	t.Run("Ledger", func(t *testing.T) { testLedger(t, newStore) })
+	t.Run("Holds", func(t *testing.T) { testHolds(t, newStore) })
 }
 
 // at returns the fixtures' reference time (UTC, whole microseconds) shifted by d.

@@ -8,7 +8,8 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// usageRecord returns a record with every field set to a non-zero value.
+// usageRecord returns a record with every field but Cost set to a non-zero
+// value (a cost needs a stored account; ledger.go tests charges).
 func usageRecord(id, account string, when time.Time) store.UsageRecord {
 	return store.UsageRecord{
 		RequestID:        id,
@@ -22,6 +23,9 @@ func usageRecord(id, account string, when time.Time) store.UsageRecord {
 		Stream:           true,
 		PromptTokens:     1234,
 		CompletionTokens: 5678,
+		CachedTokens:     1024,
+		ReasoningTokens:  64,
+		Estimated:        true,
 		Latency:          1500*time.Millisecond + 7*time.Microsecond,
 		TTFT:             250*time.Millisecond + 3*time.Microsecond,
 		Status:           200,
