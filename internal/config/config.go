@@ -50,7 +50,9 @@ type Config struct {
 	Usage           Usage            `yaml:"usage"`
 	Providers       []Provider       `yaml:"providers"`
 	Groups          map[string]Group `yaml:"groups"`
-	Path            string           `yaml:"-"` // file it was loaded from; "" for the built-in default
+	Billing         Billing          `yaml:"billing"`
+	Models          []ModelConfig    `yaml:"models"` // overrides of and additions to the built-in catalog
+	Path            string           `yaml:"-"`      // file it was loaded from; "" for the built-in default
 
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
@@ -75,6 +77,9 @@ func (l Log) RequestsEnabled() bool {
 type Usage struct {
 	BatchSize     int      `yaml:"batch_size"`
 	FlushInterval Duration `yaml:"flush_interval"`
+	// JournalDir is where usage records are journaled before they reach the
+	// database; "" means next to the SQLite file (see app.journalDir).
+	JournalDir string `yaml:"journal_dir"`
 }
 
 // Provider is one upstream vendor account that requests can be routed to.
@@ -132,7 +137,10 @@ func (m *ModelRef) UnmarshalYAML(n *yaml.Node) error {
 // Group is a set of glob patterns over public model ids; every API key belongs to exactly one group.
 type Group struct {
 	Models []string `yaml:"models"`
-	Line   int      `yaml:"-"`
+	// PriceRatio multiplies every price for the group's keys (0.8 is a 20%
+	// discount); ApplyDefaults makes an unset ratio 1 (money.PPM).
+	PriceRatio Ratio `yaml:"price_ratio"`
+	Line       int   `yaml:"-"`
 }
 
 // Duration is a time.Duration written in YAML as "30s", "2m" or "500ms" (or
@@ -275,6 +283,7 @@ func (c *Config) ApplyDefaults() {
 	if len(c.Groups) == 0 {
 		c.Groups = map[string]Group{defaultGroup: {Models: []string{"*"}}}
 	}
+	c.applyBillingDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/money"
 	"gopkg.in/yaml.v3"
 )
 
@@ -30,8 +31,11 @@ func TestDefaultValidates(t *testing.T) {
 	if !reflect.DeepEqual(c.Providers, want) {
 		t.Errorf("Default().Providers = %+v, want %+v", c.Providers, want)
 	}
-	if !reflect.DeepEqual(c.Groups, map[string]Group{"default": {Models: []string{"*"}}}) {
+	if !reflect.DeepEqual(c.Groups, map[string]Group{"default": {Models: []string{"*"}, PriceRatio: Ratio(money.PPM)}}) {
 		t.Errorf("Default().Groups = %+v", c.Groups)
+	}
+	if c.Billing.Currency != "USD" || c.Billing.DemoCredit != Amount(5*money.Unit) || c.Models != nil {
+		t.Errorf("Default().Billing = %+v, Models = %v", c.Billing, c.Models)
 	}
 	if d := Default(); &d.Providers[0] == &c.Providers[0] {
 		t.Error("Default() must return a fresh config each time")

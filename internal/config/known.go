@@ -62,11 +62,14 @@ var (
 	typeDuration = reflect.TypeFor[Duration]()
 	// sectionNames name a struct in unknown-key messages.
 	sectionNames = map[reflect.Type]string{
-		reflect.TypeFor[Log]():      "log",
-		reflect.TypeFor[Usage]():    "usage",
-		reflect.TypeFor[Provider](): "provider",
-		reflect.TypeFor[Group]():    "group",
-		typeModelRef:                "model",
+		reflect.TypeFor[Log]():              "log",
+		reflect.TypeFor[Usage]():            "usage",
+		reflect.TypeFor[Provider]():         "provider",
+		reflect.TypeFor[Group]():            "group",
+		typeModelRef:                        "model",
+		reflect.TypeFor[Billing]():          "billing",
+		reflect.TypeFor[ModelConfig]():      "catalog model",
+		reflect.TypeFor[ImagePriceConfig](): "image price",
 	}
 )
 
@@ -202,6 +205,12 @@ func (w *schemaWalker) unknownKey(k *yaml.Node, t reflect.Type, path string, own
 			msg += fmt.Sprintf(" in provider %q", pn)
 		} else {
 			msg += " in provider"
+		}
+	case "catalog model":
+		if id := scalarValue(owner, "id"); id != "" {
+			msg += fmt.Sprintf(" in model %q", id)
+		} else {
+			msg += " in model"
 		}
 	case "group":
 		msg += fmt.Sprintf(" in group %q", path[strings.LastIndexByte(path, '.')+1:])

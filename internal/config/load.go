@@ -180,6 +180,10 @@ var (
 		"map[string]string": "a mapping of names to values", "config.Config": "a mapping",
 		"config.Log": "a mapping", "config.Usage": "a mapping", "config.Provider": "a provider mapping",
 		"config.Group": "a mapping like {models: [...]}", "config.ModelRef": "a model id or {id, upstream}",
+		"config.Billing": "a mapping like {currency: USD}", "[]config.ModelConfig": "a list of models",
+		"config.ModelConfig":        "a model mapping like {id: gpt-4o-mini, input: 0.15}",
+		"[]config.ImagePriceConfig": "a list of image prices", "config.ImagePriceConfig": "a mapping like {size: 1024x1024, price: 0.04}",
+		"*int64": "an integer", "*string": "a string", "*bool": "true or false",
 	}
 	yamlTagNames = map[string]string{
 		"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean",
@@ -226,6 +230,7 @@ func (c *Config) fillLines() {
 			}
 		}
 	}
+	c.fillModelLines()
 	for name, g := range c.Groups {
 		if g.Line == 0 {
 			g.Line = c.line("groups."+name, 0)

@@ -191,8 +191,8 @@ func TestLoadProblems(t *testing.T) {
 		{file: "provider_no_name.yaml", want: []want{{2, false, "provider #1: name is required"}}},
 		{file: "provider_bad_name.yaml", want: []want{{2, false, `name "My_Provider" must match [a-z0-9][a-z0-9._-]*`}}},
 		{file: "provider_dup_name.yaml", want: []want{{4, false, `provider "demo": duplicate name (first defined at line 2)`}}},
-		{file: "provider_unknown_type.yaml", want: []want{{3, false, `unknown type "anthropic" (known: demo, openai)`}}},
-		{file: "provider_no_type.yaml", want: []want{{2, false, "type is required (one of: demo, openai)"}}},
+		{file: "provider_unknown_type.yaml", want: []want{{3, false, `unknown type "bedrock" (known: anthropic, azure, demo, gemini, openai)`}}},
+		{file: "provider_no_type.yaml", want: []want{{2, false, "type is required (one of: anthropic, azure, demo, gemini, openai)"}}},
 		{file: "openai_no_base_url.yaml", want: []want{{2, false, "base_url is required for type openai"}}},
 		{file: "openai_bad_base_url.yaml", want: []want{{4, false, "base_url must be an http:// or https:// URL"}}},
 		{file: "demo_base_url.yaml", want: []want{{4, false, "type demo does not use base_url"}}},
@@ -216,6 +216,37 @@ func TestLoadProblems(t *testing.T) {
 		{file: "group_empty_models.yaml", want: []want{{6, false, `group "empty" has no models`}}},
 		{file: "group_bad_pattern.yaml", want: []want{{7, false, `invalid pattern "gpt-[4"`}}},
 		{file: "group_no_match.yaml", want: []want{{9, true, `group "claude" matches no configured model (patterns: claude-*)`}}},
+
+		// Billing, catalog models and price ratios.
+		{file: "billing_bad.yaml", want: []want{
+			{3, false, `billing.currency must be a 3-letter uppercase code like USD or EUR; got "usd"`},
+			{4, false, "billing.demo_credit must be 0 or more, got -1"},
+		}},
+		{file: "amount_syntax.yaml", want: []want{
+			{3, false, "invalid amount `0.0000001`: want a decimal number with at most 6 decimals"},
+			{6, false, "invalid amount `1e-3`"},
+			{7, false, "expected an amount like 0.15"},
+			{8, false, "invalid amount `cheap`"},
+		}},
+		{file: "model_bad.yaml", want: []want{
+			{4, false, `model "gpt-4o-mini": input must not be negative, got -0.15`},
+			{6, false, `model "gpt-4o-mini": modality must be one of audio, chat, completion, embedding, image, video; got "hologram"`},
+			{7, false, `model "gpt-4o-mini": context_window must be 0 (unknown) or more, got -1`},
+			{8, false, "model #2: id is required"},
+			{9, false, `model "gpt-4o-mini": duplicate id (first listed at line 3)`},
+			{10, false, `unknown key "inptu" in model "gpt-4o-mini" (did you mean input?)`},
+			{13, true, `model "img": max_output (200) is larger than context_window (100)`},
+			{15, false, `model "img": image size "big" must look like 1024x1024`},
+			{16, false, `model "img": image price must not be negative, got -1`},
+			{17, false, `model "img": duplicate image price for size 1x1 quality ""`},
+			{18, false, `model "img": image price #4 needs a size`},
+		}},
+		{file: "price_ratio_bad.yaml", want: []want{
+			{3, false, `group "zero": price_ratio must be more than 0 and at most 100, got 0`},
+			{4, false, `group "huge": price_ratio must be more than 0 and at most 100, got 100.5`},
+			{5, false, "invalid ratio `-1`"},
+			{6, false, "invalid ratio `0.1234567`"},
+		}},
 
 		// Many mistakes at once: all are reported, each on its own line.
 		{file: "several.yaml", want: []want{

@@ -24,6 +24,8 @@ func (c *Config) Validate() []Problem {
 	v.server()
 	v.providers()
 	v.groups()
+	v.billing()
+	v.catalogModels()
 	return sortProblems(v.problems)
 }
 
@@ -248,6 +250,7 @@ func (v *validator) groups() {
 		if !groupNameRe.MatchString(name) {
 			v.errorf(gl, "group %q: name must match [a-z0-9][a-z0-9_-]*", name)
 		}
+		v.priceRatio(name, g, gl)
 		if len(g.Models) == 0 {
 			v.errorf(c.line(base+".models", gl), "group %q has no models; list glob patterns such as \"*\" or \"gpt-4o*\"", name)
 			continue

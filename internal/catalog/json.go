@@ -1,0 +1,131 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/money"
+)
+
+// modelJSON is the wire form of a Model in builtin.json and in JSON output:
+// snake_case keys, zero values left out, and prices as exact decimal strings
+// ("2.5", "0.000075") so no float ever touches an amount.
+type modelJSON struct {
+	ID             string           `json:"id"`
+	OwnedBy        string           `json:"owned_by"`
+	Created        int64            `json:"created"`
+	Modality       Modality         `json:"modality"`
+	ContextWindow  int64            `json:"context_window,omitempty"`
+	MaxOutput      int64            `json:"max_output,omitempty"`
+	Tools          bool             `json:"tools,omitempty"`
+	Vision         bool             `json:"vision,omitempty"`
+	Reasoning      bool             `json:"reasoning,omitempty"`
+	Tokenizer      string           `json:"tokenizer,omitempty"`
+	Input          Price            `json:"input,omitempty"`
+	Output         Price            `json:"output,omitempty"`
+	CachedInput    Price            `json:"cached_input,omitempty"`
+	Images         []imagePriceJSON `json:"images,omitempty"`
+	AudioPerSecond Price            `json:"audio_per_second,omitempty"`
+	VideoPerSecond Price            `json:"video_per_second,omitempty"`
+	ImageSizes     []string         `json:"image_sizes,omitempty"`
+	VideoDurations []int            `json:"video_durations,omitempty"`
+	Free           bool             `json:"free,omitempty"`
+}
+
+type imagePriceJSON struct {
+	Size    string `json:"size"`
+	Quality string `json:"quality,omitempty"`
+	Price   Price  `json:"price"`
+}
+
+// Price is a money amount that encodes in JSON as a short exact decimal
+// string ("0.15", "2.5", "0"), so JSON readers never round it through a float.
+type Price money.Micros
+
+// FormatPrice writes an amount as a short exact decimal: trailing zeros
+// and a trailing dot are dropped, so 150000 micros is "0.15" and 2 units is "2".
+func FormatPrice(m money.Micros) string {
+	s := m.String()
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// MarshalJSON writes the price as a quoted short decimal.
+func (p Price) MarshalJSON() ([]byte, error) {
+	return json.Marshal(FormatPrice(money.Micros(p)))
+}
+
+// UnmarshalJSON reads a quoted decimal with at most six decimals.
+func (p *Price) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("price must be a decimal string like \"2.5\": %w", err)
+	}
+	m, err := money.Parse(s)
+	if err != nil {
+		return fmt.Errorf("price: %w", err)
+	}
+	*p = Price(m)
+	return nil
+}
+
+// MarshalJSON writes the model in the snake_case wire form.
+func (m Model) MarshalJSON() ([]byte, error) {
+	w := modelJSON{
+		ID: m.ID, OwnedBy: m.OwnedBy, Created: m.Created, Modality: m.Modality,
+		ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput,
+		Tools: m.Tools, Vision: m.Vision, Reasoning: m.Reasoning, Tokenizer: m.Tokenizer,
+		Input: Price(m.Input), Output: Price(m.Output), CachedInput: Price(m.CachedInput),
+		AudioPerSecond: Price(m.AudioPerSecond), VideoPerSecond: Price(m.VideoPerSecond),
+		ImageSizes: m.ImageSizes, VideoDurations: m.VideoDurations, Free: m.Free,
+	}
+	for _, p := range m.Images {
+		w.Images = append(w.Images, imagePriceJSON{Size: p.Size, Quality: p.Quality, Price: Price(p.Price)})
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the snake_case wire form; unknown keys are errors, so
+// a typo in hand-edited data cannot silently drop a price.
+func (m *Model) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var w modelJSON
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	*m = Model{
+		ID: w.ID, OwnedBy: w.OwnedBy, Created: w.Created, Modality: w.Modality,
+		ContextWindow: w.ContextWindow, MaxOutput: w.MaxOutput,
+		Tools: w.Tools, Vision: w.Vision, Reasoning: w.Reasoning, Tokenizer: w.Tokenizer,
+		Input: money.Micros(w.Input), Output: money.Micros(w.Output), CachedInput: money.Micros(w.CachedInput),
+		AudioPerSecond: money.Micros(w.AudioPerSecond), VideoPerSecond: money.Micros(w.VideoPerSecond),
+		ImageSizes: w.ImageSizes, VideoDurations: w.VideoDurations, Free: w.Free,
+	}
+	for _, p := range w.Images {
+		m.Images = append(m.Images, ImagePrice{Size: p.Size, Quality: p.Quality, Price: money.Micros(p.Price)})
+	}
+	return nil
+}
+
+// Encode writes models as a JSON array with one model per line, the
+// diff-friendly layout of builtin.json.
+func Encode(models []Model) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i, m := range models {
+		line, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode model %q: %w", m.ID, err)
+		}
+		b.Write(line)
+		if i < len(models)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("]\n")
+	return b.Bytes(), nil
+}

@@ -1,0 +1,142 @@
+package catalog
+
+import "slices"
+
+// OverrideFields is a set of Model fields an Override gives, so a config
+// that sets only a price leaves the built-in context window, capabilities
+// and other prices alone, and "free: false" can be told apart from no
+// "free" at all.
+type OverrideFields uint32
+
+// The fields an Override can set, one bit each.
+const (
+	SetOwnedBy OverrideFields = 1 << iota
+	SetCreated
+	SetModality
+	SetContextWindow
+	SetMaxOutput
+	SetTools
+	SetVision
+	SetReasoning
+	SetTokenizer
+	SetInput
+	SetOutput
+	SetCachedInput
+	SetImages
+	SetAudioPerSecond
+	SetVideoPerSecond
+	SetImageSizes
+	SetVideoDurations
+	SetFree
+)
+
+// Has reports whether every field in f2 is in f.
+func (f OverrideFields) Has(f2 OverrideFields) bool {
+	return f&f2 == f2
+}
+
+// Override changes the fields named in Set of the model with Model.ID, or
+// adds that model when the catalog does not know the id. Fields not in Set
+// keep the catalog's value (or the zero value for a new model, whose
+// modality defaults to Chat).
+type Override struct {
+	Model Model
+	Set   OverrideFields
+}
+
+// With returns a new catalog with the overrides applied in order; c itself
+// is unchanged. Setting Images without ImageSizes also makes the sizes the
+// images are priced for the allowed ones, since a size without a price
+// could not be billed anyway.
+func (c *Catalog) With(overrides []Override) *Catalog {
+	models := make([]Model, 0, len(c.sorted)+len(overrides))
+	models = append(models, c.sorted...)
+	index := make(map[string]int, len(models))
+	for i, m := range models {
+		index[m.ID] = i
+	}
+	for _, o := range overrides {
+		i, ok := index[o.Model.ID]
+		if !ok {
+			i = len(models)
+			index[o.Model.ID] = i
+			models = append(models, Model{ID: o.Model.ID, Modality: Chat})
+		}
+		models[i] = apply(models[i], o)
+	}
+	return New(models)
+}
+
+// apply copies the fields named in o.Set from o.Model onto m.
+func apply(m Model, o Override) Model {
+	src, set := o.Model, o.Set
+	if set.Has(SetOwnedBy) {
+		m.OwnedBy = src.OwnedBy
+	}
+	if set.Has(SetCreated) {
+		m.Created = src.Created
+	}
+	if set.Has(SetModality) {
+		m.Modality = src.Modality
+	}
+	if set.Has(SetContextWindow) {
+		m.ContextWindow = src.ContextWindow
+	}
+	if set.Has(SetMaxOutput) {
+		m.MaxOutput = src.MaxOutput
+	}
+	if set.Has(SetTools) {
+		m.Tools = src.Tools
+	}
+	if set.Has(SetVision) {
+		m.Vision = src.Vision
+	}
+	if set.Has(SetReasoning) {
+		m.Reasoning = src.Reasoning
+	}
+	if set.Has(SetTokenizer) {
+		m.Tokenizer = src.Tokenizer
+	}
+	if set.Has(SetInput) {
+		m.Input = src.Input
+	}
+	if set.Has(SetOutput) {
+		m.Output = src.Output
+	}
+	if set.Has(SetCachedInput) {
+		m.CachedInput = src.CachedInput
+	}
+	if set.Has(SetImages) {
+		m.Images = slices.Clone(src.Images)
+		if !set.Has(SetImageSizes) {
+			m.ImageSizes = imageSizes(src.Images)
+		}
+	}
+	if set.Has(SetAudioPerSecond) {
+		m.AudioPerSecond = src.AudioPerSecond
+	}
+	if set.Has(SetVideoPerSecond) {
+		m.VideoPerSecond = src.VideoPerSecond
+	}
+	if set.Has(SetImageSizes) {
+		m.ImageSizes = slices.Clone(src.ImageSizes)
+	}
+	if set.Has(SetVideoDurations) {
+		m.VideoDurations = slices.Clone(src.VideoDurations)
+	}
+	if set.Has(SetFree) {
+		m.Free = src.Free
+	}
+	return m
+}
+
+// imageSizes lists the distinct sizes of prices, in first-seen order.
+func imageSizes(prices []ImagePrice) []string {
+	var sizes []string
+	for _, p := range prices {
+		if !slices.Contains(sizes, p.Size) {
+			sizes = append(sizes, p.Size)
+		}
+	}
+	return sizes
+}

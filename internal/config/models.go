@@ -1,0 +1,175 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/money"
+	"gopkg.in/yaml.v3"
+)
+
+// Billing defaults; see ApplyDefaults.
+const (
+	defaultCurrency   = "USD"
+	defaultDemoCredit = Amount(5 * money.Unit)
+)
+
+// Billing holds the prepaid-balance settings, so the operator's currency and
+// the zero-config starting credit are set in one place.
+type Billing struct {
+	// Currency is the ISO 4217-like code amounts are shown in (display only:
+	// modelgate never converts between currencies).
+	Currency string `yaml:"currency"`
+	// DemoCredit is credited once to the first account of a zero-config
+	// start, so the demo can be tried without a top-up.
+	DemoCredit Amount `yaml:"demo_credit"`
+}
+
+// ModelConfig overrides or adds one entry of the built-in model catalog.
+// Pointer fields are nil when the file leaves them out, so only the settings
+// written change the catalog; prices are per million tokens (or per image,
+// per second) in currency units.
+type ModelConfig struct {
+	ID             string             `yaml:"id"`
+	OwnedBy        *string            `yaml:"owned_by"`
+	Modality       *string            `yaml:"modality"`
+	ContextWindow  *int64             `yaml:"context_window"`
+	MaxOutput      *int64             `yaml:"max_output"`
+	Input          *Amount            `yaml:"input"`
+	Output         *Amount            `yaml:"output"`
+	CachedInput    *Amount            `yaml:"cached_input"`
+	Images         []ImagePriceConfig `yaml:"images"`
+	AudioPerSecond *Amount            `yaml:"audio_per_second"`
+	VideoPerSecond *Amount            `yaml:"video_per_second"`
+	Free           *bool              `yaml:"free"`
+	Line           int                `yaml:"-"`
+}
+
+// ImagePriceConfig is the price of one image of a size and quality.
+type ImagePriceConfig struct {
+	Size    string `yaml:"size"`
+	Quality string `yaml:"quality"`
+	Price   Amount `yaml:"price"`
+}
+
+// Amount is a money amount written in YAML as a plain decimal ("0.15",
+// "12"). It is read from the scalar's text, never through a float, and more
+// than six decimals are an error rather than a silent rounding.
+type Amount money.Micros
+
+// UnmarshalYAML parses the scalar's text exactly with money.Parse.
+func (a *Amount) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return typeErrorf(n, "expected an amount like 0.15")
+	}
+	m, err := money.Parse(n.Value)
+	if err != nil {
+		return typeErrorf(n, "invalid amount %s: want a decimal number with at most 6 decimals, like 0.15", quoteValue(n.Value))
+	}
+	*a = Amount(m)
+	return nil
+}
+
+// Micros returns the amount as money, so callers need no conversion.
+func (a Amount) Micros() money.Micros { return money.Micros(a) }
+
+// MarshalYAML writes the amount back as a short decimal string.
+func (a Amount) MarshalYAML() (any, error) {
+	return catalog.FormatPrice(money.Micros(a)), nil
+}
+
+// Ratio is a non-negative multiplier in parts per million (money.PPM is 1),
+// written in YAML as a decimal like 0.8 and read exactly from its text.
+type Ratio int64
+
+// UnmarshalYAML parses the scalar's text exactly with money.ParseRatio.
+func (r *Ratio) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return typeErrorf(n, "expected a ratio like 0.8")
+	}
+	v, err := money.ParseRatio(n.Value)
+	if err != nil {
+		return typeErrorf(n, "invalid ratio %s: want a non-negative decimal with at most 6 decimals, like 0.8", quoteValue(n.Value))
+	}
+	*r = Ratio(v)
+	return nil
+}
+
+// PPM returns the ratio in parts per million (money.PPM is 1).
+func (r Ratio) PPM() int64 { return int64(r) }
+
+// MarshalYAML writes the ratio back as a short decimal.
+func (r Ratio) MarshalYAML() (any, error) {
+	return money.FormatRatio(int64(r)), nil
+}
+
+// CatalogOverrides converts the models section into catalog overrides,
+// marking exactly the fields the file gave, so that catalog.With changes
+// only those (and "free: false" is as explicit as "free: true").
+func (c *Config) CatalogOverrides() []catalog.Override {
+	out := make([]catalog.Override, 0, len(c.Models))
+	for _, mc := range c.Models {
+		o := catalog.Override{Model: catalog.Model{ID: mc.ID}}
+		m, set := &o.Model, &o.Set
+		if mc.OwnedBy != nil {
+			m.OwnedBy, *set = *mc.OwnedBy, *set|catalog.SetOwnedBy
+		}
+		if mc.Modality != nil {
+			m.Modality, *set = catalog.Modality(*mc.Modality), *set|catalog.SetModality
+		}
+		if mc.ContextWindow != nil {
+			m.ContextWindow, *set = *mc.ContextWindow, *set|catalog.SetContextWindow
+		}
+		if mc.MaxOutput != nil {
+			m.MaxOutput, *set = *mc.MaxOutput, *set|catalog.SetMaxOutput
+		}
+		price := func(a *Amount, dst *money.Micros, f catalog.OverrideFields) {
+			if a != nil {
+				*dst, *set = money.Micros(*a), *set|f
+			}
+		}
+		price(mc.Input, &m.Input, catalog.SetInput)
+		price(mc.Output, &m.Output, catalog.SetOutput)
+		price(mc.CachedInput, &m.CachedInput, catalog.SetCachedInput)
+		price(mc.AudioPerSecond, &m.AudioPerSecond, catalog.SetAudioPerSecond)
+		price(mc.VideoPerSecond, &m.VideoPerSecond, catalog.SetVideoPerSecond)
+		if mc.Images != nil {
+			*set |= catalog.SetImages
+			for _, p := range mc.Images {
+				m.Images = append(m.Images, catalog.ImagePrice{Size: p.Size, Quality: p.Quality, Price: money.Micros(p.Price)})
+			}
+		}
+		if mc.Free != nil {
+			m.Free, *set = *mc.Free, *set|catalog.SetFree
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// applyBillingDefaults fills the billing section and group price ratios.
+// An explicit "demo_credit: 0" or "price_ratio: 0" is kept (the first is
+// valid, the second is reported by Validate).
+func (c *Config) applyBillingDefaults() {
+	if c.Billing.Currency == "" {
+		c.Billing.Currency = defaultCurrency
+	}
+	if c.Billing.DemoCredit == 0 && !c.given("billing.demo_credit") {
+		c.Billing.DemoCredit = defaultDemoCredit
+	}
+	for name, g := range c.Groups {
+		if g.PriceRatio == 0 && !c.given("groups."+name+".price_ratio") {
+			g.PriceRatio = Ratio(money.PPM)
+			c.Groups[name] = g
+		}
+	}
+}
+
+// fillModelLines copies the recorded lines of the models section.
+func (c *Config) fillModelLines() {
+	for i := range c.Models {
+		if c.Models[i].Line == 0 {
+			c.Models[i].Line = c.line(fmt.Sprintf("models.%d", i), 0)
+		}
+	}
+}
