@@ -109,6 +109,12 @@ func (r *Recorder) write(ctx context.Context, batch []store.UsageRecord) bool {
 	for attempt := 1; ; attempt++ {
 		err := r.w.InsertUsage(ctx, batch)
 		if err == nil {
+			if r.opt.Journal != nil {
+				r.opt.Journal.Committed(batch)
+			}
+			if r.opt.OnCommit != nil {
+				r.opt.OnCommit(batch)
+			}
 			return true
 		}
 		select {

@@ -43,6 +43,13 @@ type Options struct {
 	RetryBackoff time.Duration
 	// MaxRetryBackoff caps the wait between retries (default 5s).
 	MaxRetryBackoff time.Duration
+
+	// Journal, when set, gets every record before it is queued, so a
+	// crash loses none (see Journal).
+	Journal *Journal
+	// OnCommit, when set, is called by the flusher with each batch once it
+	// is stored (billing learns that the batch's charges are in the store).
+	OnCommit func([]store.UsageRecord)
 }
 
 // withDefaults fills the zero fields of o.
@@ -118,6 +125,11 @@ func (r *Recorder) Record(rec store.UsageRecord) {
 	if r.closed {
 		r.logUnwritten("usage: record after Close, not written", rec)
 		return
+	}
+	if j := r.opt.Journal; j != nil {
+		if err := j.Append(&rec); err != nil {
+			r.log.Error("usage: journal append failed; the record is only in memory", "request_id", rec.RequestID, "err", err)
+		}
 	}
 	select {
 	case r.ch <- rec:

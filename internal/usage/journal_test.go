@@ -1,0 +1,101 @@
+package usage
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+func jrec(i int) store.UsageRecord {
+	return store.UsageRecord{RequestID: fmt.Sprintf("req_%05d", i), Time: time.Unix(1700000000, 0).UTC(),
+		AccountID: "acct_1", Model: "gpt-4o-mini", Cost: 42, PromptTokens: int64(i), Latency: time.Millisecond}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// A process that dies leaves its uncommitted records for the next one, and
+// only those; committed ones are gone from disk.
+func TestJournalReplaysOnlyUncommitted(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.segSize = 4 // rotate often
+	var all []store.UsageRecord
+	for i := range 10 {
+		r := jrec(i)
+		all = append(all, r)
+		if err := j.Append(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Committed(all[:6]) // segments 1 (0-3) done, 2 (4-7) half done
+	// "Crash": no Close. A new process opens the same directory.
+	j2, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, torn, err := j2.Replay()
+	if err != nil || torn != 0 {
+		t.Fatalf("Replay: %v torn=%d", err, torn)
+	}
+	if len(recs) != 6 { // segment 2 is replayed whole (4-7), segment 3 (8-9)
+		t.Fatalf("replayed %d records: %+v", len(recs), recs)
+	}
+	if recs[0].RequestID != "req_00004" || recs[5].RequestID != "req_00009" || recs[5].Cost != 42 || recs[5].PromptTokens != 9 {
+		t.Errorf("replayed %+v", recs)
+	}
+	if err := j2.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if err := j2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names := listDir(t, dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+func TestJournalSkipsTornLines(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := OpenJournal(dir)
+	r := jrec(1)
+	_ = j.Append(&r)
+	_, _ = j.f.Write([]byte(`{"RequestID":"req_cut`)) // killed mid-write
+	j2, _ := OpenJournal(dir)
+	recs, torn, err := j2.Replay()
+	if err != nil || len(recs) != 1 || torn != 1 {
+		t.Errorf("Replay = %d records, torn %d, %v", len(recs), torn, err)
+	}
+}
+
+func TestJournalTruncatesWhenAllCommitted(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := OpenJournal(dir)
+	r := jrec(1)
+	_ = j.Append(&r)
+	j.Committed([]store.UsageRecord{r})
+	fi, err := j.f.Stat()
+	if err != nil || fi.Size() != 0 {
+		t.Errorf("size %v, %v", fi.Size(), err)
+	}
+	j2, _ := OpenJournal(dir)
+	if recs, _, _ := j2.Replay(); len(recs) != 0 {
+		t.Errorf("replayed committed records: %v", recs)
+	}
+}
