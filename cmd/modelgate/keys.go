@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apikey"
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -40,6 +42,8 @@ func keysCreate(args []string, e env) int {
 	group := fs.String("group", "", "model group the key is bound to (required)")
 	account := fs.String("account", "", "account name; created if missing (default: a new account of its own)")
 	name := fs.String("name", "", "a label for the key")
+	capStr := fs.String("spend-cap", "", "the most the key may ever spend, e.g. 25 or 0.5 (default: no cap)")
+	expires := fs.String("expires", "", "lifetime, e.g. 30d, 12h, or an RFC 3339 time (default: never)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -47,18 +51,37 @@ func keysCreate(args []string, e env) int {
 		fmt.Fprintln(e.stderr, "modelgate keys create: --group is required")
 		return 2
 	}
+	now := time.Now().UTC()
+	var spendCap money.Micros
+	if *capStr != "" {
+		v, err := money.Parse(*capStr)
+		if err != nil || v <= 0 {
+			fmt.Fprintf(e.stderr, "modelgate keys create: --spend-cap: want a positive amount with at most 6 decimals, got %q\n", *capStr)
+			return 2
+		}
+		spendCap = v
+	}
+	var expiresAt time.Time
+	if *expires != "" {
+		t, err := parseExpiry(*expires, now)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "modelgate keys create: --expires: %v\n", err)
+			return 2
+		}
+		expiresAt = t
+	}
 	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
 		if _, ok := cfg.Groups[*group]; !ok {
 			return fmt.Errorf("unknown group %q (configured: %s)", *group, strings.Join(groupNames(cfg), ", "))
 		}
-		now := time.Now().UTC()
 		keyID := app.NewID("key_")
 		acct, err := accountFor(ctx, st, *account, keyID, now)
 		if err != nil {
 			return err
 		}
 		secret, display, hash := apikey.Generate()
-		k := store.Key{ID: keyID, AccountID: acct.ID, Group: *group, Name: *name, Prefix: display, Hash: hash, CreatedAt: now}
+		k := store.Key{ID: keyID, AccountID: acct.ID, Group: *group, Name: *name, Prefix: display, Hash: hash, CreatedAt: now,
+			SpendCap: spendCap, ExpiresAt: expiresAt}
 		if err := st.CreateKey(ctx, k); err != nil {
 			return fmt.Errorf("create key: %w", err)
 		}
@@ -67,6 +90,34 @@ func keysCreate(args []string, e env) int {
 			k.ID, k.Prefix, k.Group, acct.Name)
 		return nil
 	})
+}
+
+// parseExpiry reads a lifetime ("30d", "12h", "90m") or an RFC 3339 time
+// in the future.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		if !t.After(now) {
+			return time.Time{}, fmt.Errorf("%s is not in the future", s)
+		}
+		return t.UTC(), nil
+	}
+	d, err := parseLifetime(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("want a lifetime like 30d or 12h, or an RFC 3339 time; got %q", s)
+	}
+	return now.Add(d), nil
+}
+
+// parseLifetime is time.ParseDuration plus a "d" (24h) unit.
+func parseLifetime(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days <= 0 || days > 100*365 {
+			return 0, fmt.Errorf("bad day count %q", n)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 // accountFor finds or creates the named account; with no name, the key
@@ -109,6 +160,9 @@ type keyJSON struct {
 	Name      string     `json:"name"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	SpendCap  *string    `json:"spend_cap"`
+	Spent     string     `json:"spent"`
 }
 
 func keysList(args []string, e env) int {
@@ -125,10 +179,19 @@ func keysList(args []string, e env) int {
 		if *asJSON {
 			out := make([]keyJSON, 0, len(keys))
 			for _, k := range keys {
-				j := keyJSON{ID: k.ID, Prefix: k.Prefix, Account: k.AccountName, Group: k.Group, Name: k.Name, CreatedAt: k.CreatedAt}
+				j := keyJSON{ID: k.ID, Prefix: k.Prefix, Account: k.AccountName, Group: k.Group, Name: k.Name,
+					CreatedAt: k.CreatedAt, Spent: k.Spent.String()}
 				if k.Revoked() {
 					t := k.RevokedAt
 					j.RevokedAt = &t
+				}
+				if !k.ExpiresAt.IsZero() {
+					t := k.ExpiresAt
+					j.ExpiresAt = &t
+				}
+				if k.SpendCap > 0 {
+					c := k.SpendCap.String()
+					j.SpendCap = &c
 				}
 				out = append(out, j)
 			}
@@ -137,14 +200,24 @@ func keysList(args []string, e env) int {
 			return enc.Encode(out)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tPREFIX\tACCOUNT\tGROUP\tNAME\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "ID\tPREFIX\tACCOUNT\tGROUP\tNAME\tCREATED\tSPENT\tCAP\tSTATUS")
+		now := time.Now()
 		for _, k := range keys {
 			status := "active"
-			if k.Revoked() {
+			switch {
+			case k.Revoked():
 				status = "revoked " + k.RevokedAt.Format(time.DateTime)
+			case k.Expired(now):
+				status = "expired " + k.ExpiresAt.Format(time.DateTime)
+			case !k.ExpiresAt.IsZero():
+				status = "active until " + k.ExpiresAt.Format(time.DateTime)
 			}
-			fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.AccountName, k.Group, k.Name,
-				k.CreatedAt.Format(time.DateTime), status)
+			limit := "-"
+			if k.SpendCap > 0 {
+				limit = k.SpendCap.String()
+			}
+			fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.AccountName, k.Group, k.Name,
+				k.CreatedAt.Format(time.DateTime), k.Spent, limit, status)
 		}
 		return tw.Flush()
 	})

@@ -28,9 +28,13 @@ const usageText = `modelgate: one OpenAI-compatible API in front of many model v
 Usage:
   modelgate serve [--config FILE] [--listen ADDR]
   modelgate config check [--config FILE]
-  modelgate keys create --group G [--account NAME] [--name LABEL]
+  modelgate models [--group G] [--json]
+  modelgate keys create --group G [--account NAME] [--name LABEL] [--spend-cap AMOUNT] [--expires 30d]
   modelgate keys list [--json]
   modelgate keys revoke ID|PREFIX
+  modelgate accounts credit NAME AMOUNT [--note TEXT] [--kind topup|bonus|refund|adjustment] [--ref ID]
+  modelgate accounts show NAME [--json]
+  modelgate accounts list [--json]
   modelgate usage [--account NAME] [--since 24h|2026-01-02] [--limit N] [--json]
   modelgate version
 
@@ -51,10 +55,14 @@ func run(args []string, e env) int {
 		return serveCmd(rest, e)
 	case "config":
 		return configCmd(rest, e)
+	case "models":
+		return modelsCmd(rest, e)
 	case "keys":
 		return keysCmd(rest, e)
 	case "usage":
 		return usageCmd(rest, e)
+	case "accounts":
+		return accountsCmd(rest, e)
 	case "version", "--version", "-v":
 		fmt.Fprintln(e.stdout, "modelgate", version)
 		return 0

@@ -39,6 +39,9 @@ const (
 	CodeBadUpstreamResponse = "bad_upstream_response"
 	CodeClientClosed        = "client_closed_request"
 	CodeShuttingDown        = "shutting_down"
+	CodeInsufficientQuota   = "insufficient_quota"
+	CodeContextLength       = "context_length_exceeded"
+	CodeModelNotPriced      = "model_not_priced"
 )
 
 // ErrShuttingDown is the cause of every request context the server cancels

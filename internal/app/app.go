@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/api/openai"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/route"
@@ -41,6 +43,10 @@ type App struct {
 	now      func() time.Time
 	store    store.Store
 	recorder *usage.Recorder
+	journal  *usage.Journal
+	reserver *billing.Reserver
+	catalog  *catalog.Catalog
+	instance string // this process, in the holds table
 	router   *route.Router
 	server   *server.Server
 }
@@ -70,18 +76,35 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	cat, err := Catalog(cfg)
+	if err != nil {
+		return nil, err
+	}
 	deps, err := Deployments(cfg, o)
 	if err != nil {
 		return nil, err
 	}
+	describe(deps, cat)
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: route.New(deps)}
+	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: route.New(deps),
+		catalog: cat, instance: NewID("gw_")}
+	if a.journal, err = usage.OpenJournal(journalDir(cfg)); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	if err := replayJournal(ctx, a.journal, st, o.Logger); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now})
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
-		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger})
+		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
+		Journal: a.journal, OnCommit: committed(a.reserver)})
 	h := &openai.Handler{
+		Billing: newBilling(cfg, cat, a.reserver),
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)),
 		Router:  a.router,
@@ -131,8 +154,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	defer stopRecorder()
 	recDone := make(chan error, 1)
 	go func() { recDone <- a.recorder.Run(rctx) }()
+	hctx, stopHolds := context.WithCancel(context.Background())
+	holdsDone := make(chan struct{})
+	go func() { a.publishHolds(hctx); close(holdsDone) }()
 
 	serveErr := a.server.Serve(ctx, ln)
+	stopHolds()
+	<-holdsDone
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -145,7 +173,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	return errors.Join(serveErr, closeErr, runErr)
 }
 
-// Close releases the store.
-func (a *App) Close() error { return a.store.Close() }
+// Close releases the journal and the store.
+func (a *App) Close() error {
+	var jerr error
+	if a.journal != nil {
+		jerr = a.journal.Close()
+	}
+	return errors.Join(jerr, a.store.Close())
+}
 
 func (a *App) nowUTC() time.Time { return a.now().UTC() }

@@ -39,7 +39,7 @@ func (a *App) Bootstrap(ctx context.Context, listen string) error {
 	secret, display, hash := apikey.Generate()
 	key := store.Key{ID: NewID("key_"), AccountID: acct.ID, Group: group, Name: "first key",
 		Prefix: display, Hash: hash, CreatedAt: now}
-	created, err := a.store.Bootstrap(ctx, acct, key)
+	created, err := a.store.Bootstrap(ctx, acct, key, a.cfg.Billing.DemoCredit.Micros())
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

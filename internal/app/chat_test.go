@@ -210,7 +210,9 @@ func TestModels(t *testing.T) {
 		t.Fatalf("get demo-chat: %+v, %v", m, err)
 	}
 	m, err = def.Models.Get(ctx, "gpt-4o-mini")
-	if err != nil || m.OwnedBy != "fake-openai" {
+	// Known to the catalog: its vendor label and release date; unknown
+	// models keep the provider's label.
+	if err != nil || m.OwnedBy != "openai" || m.Created != 1721260800 {
 		t.Fatalf("get gpt-4o-mini: %+v, %v", m, err)
 	}
 	// Outside the group and unknown look the same.

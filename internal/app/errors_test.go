@@ -194,6 +194,8 @@ func TestBadInput(t *testing.T) {
 		c.MaxRequestBytes = 16 << 20
 		c.Providers[0].IdleTimeout = config.Duration(time.Minute) // the fake parses 10 MB slowly under -race
 		c.Providers[0].Timeout = config.Duration(time.Minute)
+		zero := int64(0) // no known context window: nothing to check the prompt against
+		c.Models = append(c.Models, config.ModelConfig{ID: "gpt-4o-mini", ContextWindow: &zero})
 	})
 	big := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("x", 10<<20) + `"}]}`
 	resp, body := g2.post("/v1/chat/completions", "application/json", g2.keys["default"], strings.NewReader(big))

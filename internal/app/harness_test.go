@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apikey"
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider/providertest"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -73,6 +74,15 @@ func testConfig(t *testing.T, upstreamURL string) *config.Config {
 		AuthCacheTTL:    config.Duration(time.Nanosecond), // revocations in tests take effect at once
 		Usage:           config.Usage{BatchSize: 64, FlushInterval: config.Duration(20 * time.Millisecond)},
 	}
+	// The fake upstream's scenario models are not in the catalog: price
+	// them like a cheap chat model ($1 in, $2 out per million tokens).
+	in, out := config.Amount(money.Unit), config.Amount(2*money.Unit)
+	for _, m := range upstreamModels {
+		if m.ID != "gpt-4o-mini" {
+			cfg.Models = append(cfg.Models, config.ModelConfig{ID: m.ID, Input: &in, Output: &out})
+		}
+	}
+	cfg.Models = append(cfg.Models, config.ModelConfig{ID: "unreachable", Input: &in, Output: &out})
 	cfg.ApplyDefaults()
 	if ps := cfg.Validate(); config.HasErrors(ps) {
 		t.Fatalf("test config: %v", ps)
@@ -148,6 +158,9 @@ func (g *gateway) createKey(group string, revoked bool) string {
 	secret, display, hash := apikey.Generate()
 	k := store.Key{ID: app.NewID("key_"), AccountID: acct.ID, Group: group, Prefix: display, Hash: hash, CreatedAt: time.Now().UTC()}
 	if err := st.CreateKey(ctx, k); err != nil {
+		g.t.Fatal(err)
+	}
+	if _, err := st.Post(ctx, store.LedgerEntry{AccountID: acct.ID, Kind: store.KindTopUp, Amount: 100 * money.Unit, Time: time.Now()}); err != nil {
 		g.t.Fatal(err)
 	}
 	if revoked {

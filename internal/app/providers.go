@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/demo"
@@ -62,10 +63,27 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 		}
 		for _, m := range models {
 			deps = append(deps, route.Deployment{Provider: p.Name, Chatter: ch, Model: m.ID, Upstream: m.UpstreamID(),
-				Priority: p.Priority, Weight: p.Weight, OwnedBy: owner, Created: created})
+				Priority: p.Priority, Weight: p.Weight, OwnedBy: owner, OwnerSet: p.OwnedBy != "" || p.Type == "demo", Created: created})
 		}
 	}
 	return deps, nil
+}
+
+// describe fills in each deployment's listing from the catalog: created,
+// and the vendor label when the provider config gives none.
+func describe(deps []route.Deployment, cat *catalog.Catalog) {
+	for i := range deps {
+		m, ok := lookupModel(cat, deps[i].Model, deps[i].Upstream)
+		if !ok {
+			continue
+		}
+		if deps[i].Created == 0 {
+			deps[i].Created = m.Created
+		}
+		if !deps[i].OwnerSet && m.OwnedBy != "" {
+			deps[i].OwnedBy = m.OwnedBy
+		}
+	}
 }
 
 // vendorHosts labels models by the vendor behind a well-known base URL.

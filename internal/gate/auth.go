@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -23,6 +24,8 @@ type Principal struct {
 	KeyID     string
 	AccountID string
 	Group     string
+	SpendCap  money.Micros // 0: none
+	ExpiresAt time.Time    // zero: never
 }
 
 // KeyLookup finds keys by the hash of their secret (store.Store has it).
@@ -71,7 +74,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 		c, ok := a.cache[sum]
 		a.mu.RUnlock()
 		if ok && now.Before(c.until) {
-			return c.p, nil
+			return c.p, expired(c.p, now)
 		}
 	}
 	k, err := a.keys.KeyByHash(ctx, sum[:])
@@ -87,7 +90,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 	if k.Revoked() {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("key %s is revoked", k.ID))
 	}
-	p := Principal{KeyID: k.ID, AccountID: k.AccountID, Group: k.Group}
+	p := Principal{KeyID: k.ID, AccountID: k.AccountID, Group: k.Group, SpendCap: k.SpendCap, ExpiresAt: k.ExpiresAt}
+	if err := expired(p, now); err != nil {
+		return Principal{}, err
+	}
 	if a.ttl > 0 {
 		a.mu.Lock()
 		if len(a.cache) >= a.maxEntries {
@@ -97,4 +103,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 		a.mu.Unlock()
 	}
 	return p, nil
+}
+
+// expired is the 401 for a key past its expiry, checked on every request
+// (cached keys included), so a key stops working the moment it expires.
+func expired(p Principal, now time.Time) error {
+	if !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
+		return apierr.InvalidAPIKey(fmt.Errorf("key %s expired at %s", p.KeyID, p.ExpiresAt.Format(time.RFC3339)))
+	}
+	return nil
 }

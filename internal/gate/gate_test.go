@@ -95,6 +95,26 @@ func TestAuthenticateCache(t *testing.T) {
 	}
 }
 
+// An expiring key works until its expiry and is refused from then on, even
+// while it sits in the cache.
+func TestAuthenticateExpiry(t *testing.T) {
+	secret, _, hash := apikey.Generate()
+	now := time.Unix(1000, 0)
+	keys := &fakeKeys{keys: map[string]store.Key{string(hash): {ID: "key_1", Hash: hash, ExpiresAt: now.Add(time.Minute), SpendCap: 7}}}
+	a := NewAuthenticator(keys, time.Hour, func() time.Time { return now })
+	p, err := a.Authenticate(context.Background(), "Bearer "+secret)
+	if err != nil || p.SpendCap != 7 || !p.ExpiresAt.Equal(now.Add(time.Minute)) {
+		t.Fatalf("before expiry: %+v, %v", p, err)
+	}
+	for _, d := range []time.Duration{time.Minute, time.Hour * 2} { // cached, then read again
+		now = time.Unix(1000, 0).Add(d)
+		_, err := a.Authenticate(context.Background(), "Bearer "+secret)
+		if e := apierr.From(err); err == nil || e.Status != http.StatusUnauthorized || e.Code != apierr.CodeInvalidAPIKey {
+			t.Fatalf("after %v: %v", d, err)
+		}
+	}
+}
+
 func TestPolicy(t *testing.T) {
 	p := NewPolicy(map[string][]string{
 		"default": {"*"},

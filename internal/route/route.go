@@ -20,6 +20,7 @@ type Deployment struct {
 	Priority int              // lower is tried first
 	Weight   int              // share inside the priority tier, >= 1
 	OwnedBy  string           // vendor label shown in /v1/models
+	OwnerSet bool             // OwnedBy came from the config, not a guess from the base URL
 	Created  int64            // Unix time shown in /v1/models
 }
 

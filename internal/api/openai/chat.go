@@ -5,18 +5,26 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // outcome is what the usage record needs beyond reqinfo.Info.
 type outcome struct {
-	usage provider.Usage
-	ttft  time.Duration
+	usage     provider.Usage
+	ttft      time.Duration
+	cost      money.Micros
+	estimated bool // token counts are the gateway's, not the vendor's
 }
+
+// costHeader carries the charged cost, in currency units, on every
+// response (a trailer on streams, whose cost is known only at the end).
+const costHeader = "X-Modelgate-Cost"
 
 // chat serves POST /v1/chat/completions.
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
@@ -47,18 +55,33 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Provider, info.Upstream = d.Provider, d.Upstream
-	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
-		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
-	if params.Stream {
-		h.stream(w, r, info, d, req, &out)
-		return
-	}
-	res, err := d.Chatter.Chat(r.Context(), req)
+	c, err := h.admit(r.Context(), p, params.Model, d.Upstream, body, params)
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
+	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
+		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
+	if params.Stream {
+		h.stream(w, r, info, d, req, c, &out)
+		return
+	}
+	res, err := d.Chatter.Chat(r.Context(), req)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
 	out.usage = res.Usage
+	var text *tokenize.Stream
+	if out.usage.PromptTokens == 0 && out.usage.CompletionTokens == 0 {
+		text = c.counter() // the vendor reported no usage: count the answer
+		addText(text, res.Body, "message")
+	}
+	out.cost = c.settle(&out.usage, text, &out)
+	if c != nil {
+		w.Header().Set(costHeader, out.cost.String())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
@@ -70,20 +93,25 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 // stream relays chunks as they arrive. The first chunk is read before the
 // response starts, so a request that fails at once still gets a proper
 // status code; after that, failures end the stream with an error event.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment, req *provider.ChatRequest, out *outcome) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment, req *provider.ChatRequest, c *charge, out *outcome) {
 	st, err := d.Chatter.ChatStream(r.Context(), req)
 	if err != nil {
+		c.release()
 		h.fail(w, info, err)
 		return
 	}
 	defer st.Close()
 	more := st.Next()
 	if !more && st.Err() != nil {
+		c.release()
 		h.fail(w, info, st.Err())
 		out.usage, _ = st.Usage()
 		return
 	}
 	hdr := w.Header()
+	if c != nil {
+		hdr.Set("Trailer", costHeader)
+	}
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
@@ -91,6 +119,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	info.Status = http.StatusOK
 	sw := sse.NewWriter(w)
 	buffered, _ := st.(provider.Buffered)
+	// Delivered text is counted as it goes (bounded memory), for when the
+	// vendor's usage never comes: the client left, or the vendor sends none.
+	delivered := c.counter()
 	var werr error
 	for ; more; more = st.Next() {
 		if out.ttft == 0 {
@@ -99,6 +130,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		if werr = sw.Data(st.Chunk()); werr != nil {
 			break
 		}
+		addText(delivered, st.Chunk(), "delta")
 		if buffered != nil && buffered.Buffered() {
 			continue // the next chunk is already here; flush after it
 		}
@@ -108,11 +140,23 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	}
 	out.usage, _ = st.Usage()
 	if werr != nil {
+		// The client left: it pays for what it was sent, not for the rest.
+		out.usage = provider.Usage{}
+		out.cost = c.settle(&out.usage, delivered, out)
 		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
 		return
 	}
 	if err := st.Err(); err != nil {
 		e := apierr.From(err)
+		if e.Status == apierr.StatusClientClosed {
+			// The client left while we waited upstream: as above.
+			out.usage = provider.Usage{}
+			out.cost = c.settle(&out.usage, delivered, out)
+		} else {
+			// An upstream failure mid-stream: the gateway absorbs the
+			// partial answer, the client is charged nothing.
+			c.release()
+		}
 		info.Status, info.ErrCode = e.Status, e.Code
 		if e.Err != nil {
 			info.ErrDetail = e.Err.Error()
@@ -123,6 +167,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		_ = sw.Data(e.JSON())
 		_ = sw.Flush()
 		return
+	}
+	out.cost = c.settle(&out.usage, delivered, out)
+	if c != nil {
+		hdr.Set(costHeader, out.cost.String())
 	}
 	_ = sw.Done()
 	_ = sw.Flush()
@@ -139,6 +187,7 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
 		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
 		Stream: info.Stream, PromptTokens: out.usage.PromptTokens, CompletionTokens: out.usage.CompletionTokens,
+		CachedTokens: out.usage.CachedTokens, ReasoningTokens: out.usage.ReasoningTokens, Estimated: out.estimated, Cost: out.cost,
 		Latency: end.Sub(info.Start), TTFT: out.ttft, Status: status, ErrorCode: info.ErrCode,
 	})
 }

@@ -36,7 +36,8 @@ type Handler struct {
 	Policy  *gate.Policy
 	Router  *route.Router
 	Usage   Recorder
-	MaxBody int64 // request bodies above this get 413
+	Billing *Billing // nil: nothing is charged (tests of other parts only)
+	MaxBody int64    // request bodies above this get 413
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -68,6 +69,13 @@ func (h *Handler) only(method string, f http.HandlerFunc) http.Handler {
 		}
 		f(w, r)
 	})
+}
+
+func (h *Handler) log() *slog.Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return slog.Default()
 }
 
 func (h *Handler) now() time.Time {

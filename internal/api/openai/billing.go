@@ -1,0 +1,235 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/tokenize"
+)
+
+// Billing is what the handler needs to charge requests. A Handler without
+// one serves everything free (used by tests of other parts only; the app
+// always sets it).
+type Billing struct {
+	// Prices finds a model's price by its public id, falling back to the
+	// upstream id; ok is false when the catalog knows neither.
+	Prices   func(public, upstream string) (billing.ModelPrice, bool)
+	Ratio    func(group string) int64 // the group's price ratio in ppm
+	Reserver *billing.Reserver
+	Tokens   *tokenize.Set
+}
+
+// charge is one request's billing state, from admission to settlement.
+type charge struct {
+	b     *Billing
+	price billing.ModelPrice
+	ratio int64
+	hold  *billing.Hold
+	tok   *tokenize.Tokenizer
+	body  []byte
+}
+
+// admit prices the request, refuses prompts that cannot fit the model's
+// context window, and reserves the most the request can cost.
+func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream string, body []byte, params chatParams) (*charge, error) {
+	b := h.Billing
+	if b == nil {
+		return nil, nil
+	}
+	mp, ok := b.Prices(public, upstream)
+	if !ok || (!mp.Free && !mp.Priced) {
+		h.log().Error("model has no price; refusing it (set a price or free: true in the config's models section)",
+			"model", public, "upstream_model", upstream)
+		return nil, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeModelNotPriced,
+			Message: fmt.Sprintf("The model '%s' is not available: the gateway has no price for it. Ask the operator to configure one.", public)}
+	}
+	c := &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer), body: body}
+	counter := c.tok
+	if w := mp.ContextWindow; w > 0 {
+		// Counting stops soon after twice the window: enough to refuse, and
+		// a 20 MB prompt costs no more than one that barely overflows.
+		counter = c.tok.AtMost(int(min(2*w, 1<<30)))
+	}
+	// Byte-level BPE tokens are at least one byte long, so a body no longer
+	// than the window certainly fits; only longer ones are tokenized.
+	if w := mp.ContextWindow; w > 0 && int64(len(body)) > w {
+		n, err := promptTokens(counter, body)
+		if err != nil {
+			return nil, apierr.Internal(err)
+		}
+		if !c.tok.Exact() {
+			n = n * 9 / 10 // another vendor's tokenizer: refuse only what certainly does not fit
+		}
+		if n > w {
+			return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeContextLength,
+				Param: "messages", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", w, n)}
+		}
+	}
+	if mp.Free {
+		return c, nil
+	}
+	out := params.MaxCompletionTokens
+	if out == 0 {
+		out = params.MaxTokens
+	}
+	if out == 0 {
+		out = mp.MaxOutput
+	}
+	if out == 0 {
+		out = billing.DefaultMaxOutput
+	}
+	out *= max(params.N, 1)
+	payer := billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}
+	// First try the cheap upper bound (every prompt token is at least one
+	// byte); only when the balance cannot cover that, count the prompt.
+	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
+	if err == nil {
+		c.hold, err = b.Reserver.Reserve(ctx, payer, amount)
+	}
+	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+		n, terr := promptTokens(counter, body)
+		if terr != nil {
+			return nil, apierr.Internal(terr)
+		}
+		if !c.tok.Exact() {
+			n += n / 4 // another vendor's tokenizer may count more
+		}
+		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n, Completion: out}, c.ratio)
+		if err == nil {
+			c.hold, err = b.Reserver.Reserve(ctx, payer, amount)
+		}
+	}
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, billing.ErrInsufficient):
+		return nil, quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
+			amount.String() + "). Add funds, or lower max_tokens.")
+	case errors.Is(err, billing.ErrKeyCap):
+		return nil, quota("This API key has reached its spend cap.")
+	case errors.Is(err, billing.ErrOverflow):
+		return nil, apierr.Invalid("max_tokens", "The request's maximum cost is too large to reserve; lower max_tokens.")
+	}
+	return nil, apierr.Internal(err)
+}
+
+func quota(msg string) *apierr.Error {
+	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeInsufficientQuota,
+		Code: apierr.CodeInsufficientQuota, Message: msg}
+}
+
+// promptTokens counts a chat request's prompt with tok.
+func promptTokens(tok *tokenize.Tokenizer, body []byte) (int64, error) {
+	n, err := tok.ChatPrompt(body)
+	if err != nil {
+		return 0, fmt.Errorf("count prompt tokens: %w", err)
+	}
+	return int64(n), nil
+}
+
+// settle charges u (completed from counts when the vendor reported none)
+// and returns the cost; a nil charge (no billing) costs nothing.
+func (c *charge) settle(u *provider.Usage, delivered *tokenize.Stream, out *outcome) money.Micros {
+	if c == nil {
+		return 0
+	}
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		if n, err := promptTokens(c.tok, c.body); err == nil {
+			u.PromptTokens = n
+		}
+		if delivered != nil {
+			u.CompletionTokens = int64(delivered.Tokens())
+		}
+		out.estimated = true
+	}
+	if c.price.Free {
+		return 0
+	}
+	cost, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
+		Completion: u.CompletionTokens}, c.ratio)
+	if err != nil {
+		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	}
+	c.hold.Settle(cost)
+	return cost
+}
+
+// release gives the reservation back (the request used nothing billable).
+func (c *charge) release() {
+	if c != nil && c.hold != nil {
+		c.hold.Release()
+	}
+}
+
+// counter returns a token counter for delivered text, or nil without billing.
+func (c *charge) counter() *tokenize.Stream {
+	if c == nil {
+		return nil
+	}
+	return c.tok.NewStream()
+}
+
+// addText feeds the generated text of a chunk or a response to s: the
+// content, reasoning_content, refusal and tool call arguments of every
+// choice's delta (chunks) or message (responses).
+func addText(s *tokenize.Stream, obj []byte, member string) {
+	if s == nil {
+		return
+	}
+	choices, ok := jsonx.Field(obj, "choices")
+	if !ok {
+		return
+	}
+	_ = jsonx.EachElement(choices, func(el []byte) bool {
+		m, ok := jsonx.Field(el, member)
+		if !ok {
+			return true
+		}
+		for _, k := range [...]string{"content", "reasoning_content", "refusal"} {
+			if v, ok := jsonx.Field(m, k); ok {
+				writeString(s, v)
+			}
+		}
+		if calls, ok := jsonx.Field(m, "tool_calls"); ok {
+			_ = jsonx.EachElement(calls, func(call []byte) bool {
+				if fn, ok := jsonx.Field(call, "function"); ok {
+					if v, ok := jsonx.Field(fn, "name"); ok {
+						writeString(s, v)
+					}
+					if v, ok := jsonx.Field(fn, "arguments"); ok {
+						writeString(s, v)
+					}
+				}
+				return true
+			})
+		}
+		return true
+	})
+}
+
+// writeString writes the text of a JSON string value (nothing for other values).
+func writeString(s *tokenize.Stream, raw []byte) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				s.Write([]byte(str))
+			}
+			return
+		}
+	}
+	s.Write(inner)
+}

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/api/openai"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/tokenize"
+	"github.com/modelgate/modelgate/internal/usage"
+)
+
+// holdsEvery is how often this process publishes its reservations; holds
+// not refreshed for holdsStale belong to a process that is gone.
+const (
+	holdsEvery = time.Second
+	holdsStale = 5 * time.Second
+)
+
+// Catalog is the built-in model catalog with the config's overrides.
+func Catalog(cfg *config.Config) (*catalog.Catalog, error) {
+	c, err := catalog.Builtin()
+	if err != nil {
+		return nil, fmt.Errorf("model catalog: %w", err)
+	}
+	return c.With(cfg.CatalogOverrides()), nil
+}
+
+// lookupModel finds the catalog entry of a deployment: by its public id,
+// else by the upstream id it is served under.
+func lookupModel(c *catalog.Catalog, public, upstream string) (catalog.Model, bool) {
+	if m, ok := c.Lookup(public); ok {
+		return m, true
+	}
+	return c.Lookup(upstream)
+}
+
+// newBilling wires the handler's billing from the catalog and the config.
+func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver) *openai.Billing {
+	ratios := make(map[string]int64, len(cfg.Groups))
+	for name, g := range cfg.Groups {
+		ratios[name] = g.PriceRatio.PPM()
+	}
+	return &openai.Billing{
+		Prices: func(public, upstream string) (billing.ModelPrice, bool) {
+			m, ok := lookupModel(cat, public, upstream)
+			if !ok {
+				return billing.ModelPrice{}, false
+			}
+			return billing.ModelPrice{
+				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput},
+				Free:  m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
+				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
+			}, true
+		},
+		Ratio: func(group string) int64 {
+			if v, ok := ratios[group]; ok && v > 0 {
+				return v
+			}
+			return money.PPM
+		},
+		Reserver: r,
+		Tokens:   tokenize.NewSet(),
+	}
+}
+
+// journalDir is where the usage journal lives: next to an SQLite database,
+// else in ./modelgate-data/journal.
+func journalDir(cfg *config.Config) string {
+	if cfg.Usage.JournalDir != "" {
+		return cfg.Usage.JournalDir
+	}
+	if kind, target, err := cfg.DatabaseKind(); err == nil && kind == "sqlite" {
+		return filepath.Join(filepath.Dir(target), "journal")
+	}
+	return filepath.Join("modelgate-data", "journal")
+}
+
+// replayJournal stores what a previous process journaled but did not
+// write: usage records and, with them, their charges, each exactly once.
+func replayJournal(ctx context.Context, j *usage.Journal, st store.Store, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) error {
+	recs, torn, err := j.Replay()
+	if err != nil {
+		return err
+	}
+	if torn > 0 {
+		log.Warn("usage journal: skipped lines cut short by a crash", "lines", torn)
+	}
+	if len(recs) > 0 {
+		for i := 0; i < len(recs); i += 256 {
+			if err := st.InsertUsage(ctx, recs[i:min(i+256, len(recs))]); err != nil {
+				return fmt.Errorf("usage journal: replay: %w", err)
+			}
+		}
+		log.Info("usage journal: stored records an earlier process had not written (charges included, each once)", "records", len(recs))
+	}
+	return j.Clear()
+}
+
+// committed tells the reserver which settled charges reached the store.
+func committed(r *billing.Reserver) func([]store.UsageRecord) {
+	return func(batch []store.UsageRecord) {
+		for i := range batch {
+			if batch[i].Cost != 0 {
+				r.Committed(batch[i].AccountID, batch[i].KeyID, batch[i].Cost)
+			}
+		}
+	}
+}
+
+// publishHolds shows this process's reservations to other processes (the
+// CLI's "reserved") and releases those of processes that stopped without
+// saying so, until ctx ends; then it withdraws its own.
+func (a *App) publishHolds(ctx context.Context) {
+	t := time.NewTicker(holdsEvery)
+	defer t.Stop()
+	var last map[string]money.Micros
+	for {
+		select {
+		case <-ctx.Done():
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = a.store.PutHolds(c, a.instance, nil, a.nowUTC())
+			cancel()
+			return
+		case <-t.C:
+		}
+		now := a.nowUTC()
+		cur := a.reserver.Reserved()
+		if len(cur) > 0 || !maps.Equal(cur, last) {
+			if err := a.store.PutHolds(ctx, a.instance, cur, now); err != nil {
+				a.log.Warn("billing: publishing reservations failed", "err", err)
+				continue
+			}
+			last = cur
+		}
+		gone, err := a.store.DropHolds(ctx, a.instance, now.Add(-holdsStale))
+		if err != nil {
+			a.log.Warn("billing: releasing stale reservations failed", "err", err)
+			continue
+		}
+		for acct, amt := range gone {
+			a.log.Info("billing: released reservations of a gateway process that stopped", "account", acct, "amount", amt.String())
+		}
+	}
+}
