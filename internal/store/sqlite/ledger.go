@@ -24,19 +24,63 @@ func (s *Store) Post(ctx context.Context, e store.LedgerEntry) (store.LedgerEntr
 	return out, nil
 }
 
+// Statements of a posting; prepared once per transaction by poster.
+const (
+	moveBalance = `UPDATE accounts SET balance = balance + ?, spent = spent + ? WHERE id = ? RETURNING balance`
+	insertEntry = `INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	addKeySpent = `UPDATE api_keys SET spent = spent + ? WHERE id = ?`
+)
+
+// poster posts ledger entries inside one transaction, preparing its
+// statements on first use.
+type poster struct {
+	ctx          context.Context
+	tx           *sql.Tx
+	move, insert *sql.Stmt
+}
+
+func (p *poster) prepare() error {
+	if p.move != nil {
+		return nil
+	}
+	var err error
+	if p.move, err = p.tx.PrepareContext(p.ctx, moveBalance); err != nil {
+		return err
+	}
+	p.insert, err = p.tx.PrepareContext(p.ctx, insertEntry)
+	return err
+}
+
+// close releases the prepared statements.
+func (p *poster) close() {
+	for _, st := range []*sql.Stmt{p.move, p.insert} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+}
+
 // post moves the balance and inserts the entry inside tx. The UPDATE comes
 // first so a missing account is found before anything is written.
 func post(ctx context.Context, tx *sql.Tx, e store.LedgerEntry) (store.LedgerEntry, error) {
+	p := &poster{ctx: ctx, tx: tx}
+	defer p.close()
+	return p.post(e)
+}
+
+func (p *poster) post(e store.LedgerEntry) (store.LedgerEntry, error) {
 	if !e.Kind.Valid() {
 		return e, fmt.Errorf("unknown ledger kind %q", e.Kind)
+	}
+	if err := p.prepare(); err != nil {
+		return e, err
 	}
 	spent := money.Micros(0)
 	if e.Kind == store.KindCharge {
 		spent = -e.Amount
 	}
-	err := tx.QueryRowContext(ctx,
-		`UPDATE accounts SET balance = balance + ?, spent = spent + ? WHERE id = ? RETURNING balance`,
-		e.Amount, spent, e.AccountID).Scan(&e.BalanceAfter)
+	err := p.move.QueryRowContext(p.ctx, e.Amount, spent, e.AccountID).Scan(&e.BalanceAfter)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, fmt.Errorf("account %q: %w", e.AccountID, store.ErrNotFound)
 	}
@@ -44,24 +88,68 @@ func post(ctx context.Context, tx *sql.Tx, e store.LedgerEntry) (store.LedgerEnt
 		return e, err
 	}
 	ref := sql.NullString{String: e.Ref, Valid: e.Ref != ""}
-	err = tx.QueryRowContext(ctx, `INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		e.AccountID, string(e.Kind), e.Amount, e.BalanceAfter, ref, e.Note, toMicros(e.Time)).Scan(&e.ID)
+	err = p.insert.QueryRowContext(p.ctx, e.AccountID, string(e.Kind), e.Amount, e.BalanceAfter, ref, e.Note,
+		toMicros(e.Time)).Scan(&e.ID)
 	return e, err
 }
 
-// charge posts the charge of a newly inserted usage record.
-func charge(ctx context.Context, tx *sql.Tx, r store.UsageRecord) error {
-	_, err := post(ctx, tx, store.LedgerEntry{AccountID: r.AccountID, Kind: store.KindCharge,
-		Amount: -r.Cost, Ref: r.RequestID, Time: r.Time})
+// chargeBatch posts the charges of newly inserted usage records: one
+// ledger entry each, but one balance update per account and one spent
+// update per key, since a batch holds many requests of few payers. Inside
+// the write transaction (BEGIN IMMEDIATE) nothing else moves the balances,
+// so the running balance_after computed here is exact.
+func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	type acct struct {
+		balance, spent money.Micros
+	}
+	accts := map[string]*acct{}
+	keys := map[string]money.Micros{}
+	var order []string
+	get, err := tx.PrepareContext(ctx, `SELECT balance FROM accounts WHERE id = ?`)
 	if err != nil {
 		return err
 	}
-	if r.KeyID == "" {
-		return nil
+	defer get.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at)
+		VALUES (?, 'charge', ?, ?, ?, '', ?)`)
+	if err != nil {
+		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE api_keys SET spent = spent + ? WHERE id = ?`, r.Cost, r.KeyID)
-	return err
+	defer ins.Close()
+	for _, r := range recs {
+		a := accts[r.AccountID]
+		if a == nil {
+			a = &acct{}
+			if err := get.QueryRowContext(ctx, r.AccountID).Scan(&a.balance); err != nil {
+				return fmt.Errorf("charge %s: account %q: %w", r.RequestID, r.AccountID, err)
+			}
+			accts[r.AccountID] = a
+			order = append(order, r.AccountID)
+		}
+		a.balance -= r.Cost
+		a.spent += r.Cost
+		if _, err := ins.ExecContext(ctx, r.AccountID, -r.Cost, a.balance, r.RequestID, toMicros(r.Time)); err != nil {
+			return fmt.Errorf("charge %s: %w", r.RequestID, err)
+		}
+		if r.KeyID != "" {
+			keys[r.KeyID] += r.Cost
+		}
+	}
+	for _, id := range order {
+		a := accts[id]
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`, a.balance, a.spent, id); err != nil {
+			return err
+		}
+	}
+	for id, cost := range keys {
+		if _, err := tx.ExecContext(ctx, addKeySpent, cost, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ListLedger returns an account's entries, oldest first.

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 			return err
 		}
 		defer stmt.Close()
+		var charged []store.UsageRecord
 		for _, r := range recs {
 			res, err := stmt.ExecContext(ctx,
 				r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
@@ -55,11 +55,9 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 				}
 				continue // stored before, and charged then
 			}
-			if err := charge(ctx, tx, r); err != nil {
-				return fmt.Errorf("charge %s: %w", r.RequestID, err)
-			}
+			charged = append(charged, r)
 		}
-		return nil
+		return chargeBatch(ctx, tx, charged)
 	})
 	return wrap("insert usage", err)
 }
