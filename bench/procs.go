@@ -140,10 +140,12 @@ func buildModelgate(ctx context.Context, dir string) (string, error) {
 	return out, nil
 }
 
-// createKey runs `modelgate keys create` and returns the printed secret.
+// createKey runs `modelgate keys create` for an account "bench", credits
+// it with enough for any run (billing stays on: gpt-4o-mini is priced),
+// and returns the printed secret.
 func createKey(ctx context.Context, bin, config string) (string, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "keys", "create", "--group", "default", "--name", "bench", "--config", config)
+	cmd := exec.CommandContext(ctx, bin, "keys", "create", "--group", "default", "--account", "bench", "--name", "bench", "--config", config)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("modelgate keys create: %w: %s", err, strings.TrimSpace(stderr.String()))
@@ -151,6 +153,12 @@ func createKey(ctx context.Context, bin, config string) (string, error) {
 	key := strings.TrimSpace(stdout.String())
 	if key == "" || strings.ContainsAny(key, " \n") {
 		return "", fmt.Errorf("modelgate keys create printed %q, want one secret", stdout.String())
+	}
+	stderr.Reset()
+	credit := exec.CommandContext(ctx, bin, "accounts", "credit", "bench", "1000000", "--config", config)
+	credit.Stderr = &stderr
+	if err := credit.Run(); err != nil {
+		return "", fmt.Errorf("modelgate accounts credit: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return key, nil
 }
