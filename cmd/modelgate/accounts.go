@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +40,7 @@ func accountsCredit(args []string, e env) int {
 	note := fs.String("note", "", "why, for the ledger")
 	kind := fs.String("kind", "", "topup, bonus, refund or adjustment (default: topup, or adjustment for a negative amount)")
 	ref := fs.String("ref", "", "idempotency key, e.g. a payment id: the same ref is never posted twice")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, negativeAmountArgs(fs, args))
 	if err != nil {
 		return 2
 	}
@@ -85,15 +87,49 @@ func accountsCredit(args []string, e env) int {
 	})
 }
 
+// negativeAmountArgs lets a negative AMOUNT ("-5") through package flag,
+// which would take it for an undefined flag: it puts "--" before the first
+// argument that looks like a negative number and is not a flag's value.
+func negativeAmountArgs(fs *flag.FlagSet, args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			return args
+		}
+		if len(a) < 2 || a[0] != '-' || !(a[1] >= '0' && a[1] <= '9' || a[1] == '.') {
+			continue
+		}
+		if i > 0 && takesValue(fs, args[i-1]) {
+			continue
+		}
+		out := make([]string, 0, len(args)+1)
+		return append(append(append(out, args[:i]...), "--"), args[i:]...)
+	}
+	return args
+}
+
+// takesValue reports whether arg is a flag of fs whose value is the next argument.
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	name, ok := strings.CutPrefix(arg, "-")
+	if !ok || strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimPrefix(name, "-"))
+	if f == nil {
+		return false
+	}
+	b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+	return !isBool || !b.IsBoolFlag()
+}
+
 type accountJSON struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Currency  string    `json:"currency"`
 	Balance   string    `json:"balance"`
-	Reserved  string    `json:"reserved"`
-	Available string    `json:"available"`
+	Reserved  string    `json:"reserved,omitempty"`  // show only
+	Available string    `json:"available,omitempty"` // show only
 	Spent     string    `json:"spent"`
-	LedgerSum string    `json:"ledger_sum"`
+	LedgerSum string    `json:"ledger_sum,omitempty"` // show only
 	CreatedAt time.Time `json:"created_at"`
 }
 

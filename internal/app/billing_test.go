@@ -314,3 +314,30 @@ func TestUnpricedModelRefused(t *testing.T) {
 		t.Error("upstream called for an unpriced model")
 	}
 }
+
+// A group's price ratio scales the charge (rounded once); a public id the
+// catalog does not know is priced by the upstream id it is served under.
+func TestGroupRatioAndUpstreamPricing(t *testing.T) {
+	g := startGateway(t, func(c *config.Config) {
+		c.Groups["vip"] = config.Group{Models: []string{"*"}, PriceRatio: 800_000}
+		c.Providers[0].Models = append(c.Providers[0].Models, config.ModelRef{ID: "house-mini", Upstream: "gpt-4o-mini"})
+	})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		group, model, cost string
+	}{
+		{"default", "gpt-4o-mini", "0.000009"}, // 8.85 µ
+		{"vip", "gpt-4o-mini", "0.000007"},     // 8.85 × 0.8 = 7.08 µ
+		{"default", "house-mini", "0.000009"},  // priced as gpt-4o-mini
+	} {
+		p := g.newPayer(tc.group, money.Unit, 0, time.Time{})
+		c := g.client(p.secret)
+		var raw *http.Response
+		if _, err := c.Chat.Completions.New(ctx, streamParams(tc.model, false), option.WithResponseInto(&raw)); err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if got := raw.Header.Get("X-Modelgate-Cost"); got != tc.cost {
+			t.Errorf("%+v: X-Modelgate-Cost = %q", tc, got)
+		}
+	}
+}
