@@ -67,10 +67,7 @@ func accountsCredit(args []string, e env) int {
 		return 2
 	}
 	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
-		a, err := st.AccountByName(ctx, pos[0])
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no account named %q (see modelgate accounts list)", pos[0])
-		}
+		a, err := findAccount(ctx, st, pos[0])
 		if err != nil {
 			return err
 		}
@@ -145,10 +142,7 @@ func accountsShow(args []string, e env) int {
 		return 2
 	}
 	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
-		a, err := st.AccountByName(ctx, pos[0])
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no account named %q (see modelgate accounts list)", pos[0])
-		}
+		a, err := findAccount(ctx, st, pos[0])
 		if err != nil {
 			return err
 		}
@@ -209,4 +203,13 @@ func accountsList(args []string, e env) int {
 		}
 		return tw.Flush()
 	})
+}
+
+// findAccount finds an account by name, with a hint when there is none.
+func findAccount(ctx context.Context, st store.Store, name string) (store.Account, error) {
+	a, err := st.AccountByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, fmt.Errorf("no account named %q (see modelgate accounts list)", name)
+	}
+	return a, err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -68,29 +67,8 @@ func runBin(t *testing.T, bin, dir string, args ...string) string {
 // startWithConfig starts `modelgate serve --config cfg` and returns it with its base URL.
 func startWithConfig(t *testing.T, bin, dir, cfg string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Dir = dir
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := addrLine.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return cmd, "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not report its address")
-		return nil, ""
-	}
+	cmd, _, base := serveProcess(t, bin, dir, "--config", cfg)
+	return cmd, base
 }
 
 // TestCrashLosesNoCharge kills the gateway with SIGKILL in the middle of a

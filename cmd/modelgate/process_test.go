@@ -17,19 +17,23 @@ import (
 
 var addrLine = regexp.MustCompile(`addr=http://([0-9.:]+)/v1`)
 
-// serveProcess starts `modelgate serve` with zero configuration in dir and
-// returns its base URL once it listens.
-func serveProcess(t *testing.T, bin, dir string) (*exec.Cmd, io.Reader, string) {
+// serveProcess starts `modelgate serve` in dir (with zero configuration,
+// which keeps its data in ./modelgate-data, unless args say otherwise) and
+// returns its stdout and base URL once it listens.
+func serveProcess(t *testing.T, bin, dir string, args ...string) (*exec.Cmd, io.Reader, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
-	cmd.Dir = dir // zero config keeps its data in ./modelgate-data
+	if len(args) == 0 {
+		args = []string{"--listen", "127.0.0.1:0"}
+	}
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MODELGATE_CONFIG=")
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -118,7 +122,7 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("usage records: %v %s", err, out)
 	}
 	for _, r := range recs {
-		if r.Status != 200 || r.Model != "demo-chat" || r.CompletionTokens == 0 {
+		if r.Status != 200 || r.Model != "demo-chat" || r.CompletionTokens == 0 || r.Cost != "0.000000" {
 			t.Errorf("record %+v", r)
 		}
 	}

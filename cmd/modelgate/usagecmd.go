@@ -24,6 +24,10 @@ type usageJSON struct {
 	Stream           bool      `json:"stream"`
 	PromptTokens     int64     `json:"prompt_tokens"`
 	CompletionTokens int64     `json:"completion_tokens"`
+	CachedTokens     int64     `json:"cached_tokens"`
+	ReasoningTokens  int64     `json:"reasoning_tokens"`
+	Estimated        bool      `json:"estimated"` // token counts are the gateway's, not the vendor's
+	Cost             string    `json:"cost"`      // currency units, six decimals
 	LatencyMS        float64   `json:"latency_ms"`
 	TTFTMS           float64   `json:"ttft_ms"`
 	Status           int       `json:"status"`
@@ -85,6 +89,7 @@ func usageCmd(args []string, e env) int {
 				out = append(out, usageJSON{RequestID: r.RequestID, Time: r.Time, AccountID: r.AccountID, KeyID: r.KeyID,
 					Endpoint: r.Endpoint, Model: r.Model, Provider: r.Provider, UpstreamModel: r.UpstreamModel,
 					Stream: r.Stream, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
+					CachedTokens: r.CachedTokens, ReasoningTokens: r.ReasoningTokens, Estimated: r.Estimated, Cost: r.Cost.String(),
 					LatencyMS: ms(r.Latency), TTFTMS: ms(r.TTFT), Status: r.Status, ErrorCode: r.ErrorCode})
 			}
 			enc := json.NewEncoder(e.stdout)
@@ -92,14 +97,18 @@ func usageCmd(args []string, e env) int {
 			return enc.Encode(out)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tREQUEST\tMODEL\tPROVIDER\tSTREAM\tSTATUS\tPROMPT\tCOMPLETION\tLATENCY\tTTFT\tERROR")
+		fmt.Fprintln(tw, "TIME\tREQUEST\tMODEL\tPROVIDER\tSTREAM\tSTATUS\tPROMPT\tCOMPLETION\tCOST\tLATENCY\tTTFT\tERROR")
 		for _, r := range recs {
 			ttft := "-"
 			if r.Stream {
 				ttft = fmt.Sprintf("%.1fms", ms(r.TTFT))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\t%d\t%d\t%.1fms\t%s\t%s\n", r.Time.Local().Format(time.DateTime),
-				r.RequestID, r.Model, r.Provider, r.Stream, r.Status, r.PromptTokens, r.CompletionTokens, ms(r.Latency), ttft, r.ErrorCode)
+			completion := strconv.FormatInt(r.CompletionTokens, 10)
+			if r.Estimated {
+				completion += "~" // counted by the gateway
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\t%d\t%s\t%s\t%.1fms\t%s\t%s\n", r.Time.Local().Format(time.DateTime),
+				r.RequestID, r.Model, r.Provider, r.Stream, r.Status, r.PromptTokens, completion, r.Cost, ms(r.Latency), ttft, r.ErrorCode)
 		}
 		return tw.Flush()
 	})

@@ -138,7 +138,7 @@ func promptTokens(tok *tokenize.Tokenizer, body []byte) (int64, error) {
 
 // settle charges u (completed from counts when the vendor reported none)
 // and returns the cost; a nil charge (no billing) costs nothing.
-func (c *charge) settle(u *provider.Usage, delivered *tokenize.Stream, out *outcome) money.Micros {
+func (c *charge) settle(u *provider.Usage, completion func() int64, out *outcome) money.Micros {
 	if c == nil {
 		return 0
 	}
@@ -146,9 +146,7 @@ func (c *charge) settle(u *provider.Usage, delivered *tokenize.Stream, out *outc
 		if n, err := promptTokens(c.tok, c.body); err == nil {
 			u.PromptTokens = n
 		}
-		if delivered != nil {
-			u.CompletionTokens = int64(delivered.Tokens())
-		}
+		u.CompletionTokens = completion()
 		out.estimated = true
 	}
 	if c.price.Free {
@@ -170,12 +168,22 @@ func (c *charge) release() {
 	}
 }
 
-// counter returns a token counter for delivered text, or nil without billing.
-func (c *charge) counter() *tokenize.Stream {
+// delivered returns the record of a stream's delivered text, or nil
+// without billing.
+func (c *charge) delivered() *delivered {
 	if c == nil {
 		return nil
 	}
-	return c.tok.NewStream()
+	return &delivered{tok: c.tok}
+}
+
+// answerTokens counts the generated text of a complete chat response.
+func (c *charge) answerTokens(body []byte) func() int64 {
+	return func() int64 {
+		s := c.tok.NewStream()
+		addText(s, body, "message")
+		return int64(s.Tokens())
+	}
 }
 
 // addText feeds the generated text of a chunk or a response to s: the

@@ -11,7 +11,6 @@ import (
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // outcome is what the usage record needs beyond reqinfo.Info.
@@ -73,12 +72,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.usage = res.Usage
-	var text *tokenize.Stream
-	if out.usage.PromptTokens == 0 && out.usage.CompletionTokens == 0 {
-		text = c.counter() // the vendor reported no usage: count the answer
-		addText(text, res.Body, "message")
-	}
-	out.cost = c.settle(&out.usage, text, &out)
+	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
 	if c != nil {
 		w.Header().Set(costHeader, out.cost.String())
 	}
@@ -121,7 +115,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	buffered, _ := st.(provider.Buffered)
 	// Delivered text is counted as it goes (bounded memory), for when the
 	// vendor's usage never comes: the client left, or the vendor sends none.
-	delivered := c.counter()
+	delivered := c.delivered()
+	defer delivered.release()
 	var werr error
 	for ; more; more = st.Next() {
 		if out.ttft == 0 {
@@ -130,7 +125,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		if werr = sw.Data(st.Chunk()); werr != nil {
 			break
 		}
-		addText(delivered, st.Chunk(), "delta")
+		delivered.add(st.Chunk())
 		if buffered != nil && buffered.Buffered() {
 			continue // the next chunk is already here; flush after it
 		}
@@ -142,7 +137,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	if werr != nil {
 		// The client left: it pays for what it was sent, not for the rest.
 		out.usage = provider.Usage{}
-		out.cost = c.settle(&out.usage, delivered, out)
+		out.cost = c.settle(&out.usage, delivered.tokens, out)
 		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
 		return
 	}
@@ -151,7 +146,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		if e.Status == apierr.StatusClientClosed {
 			// The client left while we waited upstream: as above.
 			out.usage = provider.Usage{}
-			out.cost = c.settle(&out.usage, delivered, out)
+			out.cost = c.settle(&out.usage, delivered.tokens, out)
 		} else {
 			// An upstream failure mid-stream: the gateway absorbs the
 			// partial answer, the client is charged nothing.
@@ -168,7 +163,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		_ = sw.Flush()
 		return
 	}
-	out.cost = c.settle(&out.usage, delivered, out)
+	out.cost = c.settle(&out.usage, delivered.tokens, out)
 	if c != nil {
 		hdr.Set(costHeader, out.cost.String())
 	}
