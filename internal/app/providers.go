@@ -58,6 +58,24 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 			if owner == "" {
 				owner = ownerFromURL(p.BaseURL, p.Name)
 			}
+		case "anthropic":
+			c, err := newAnthropic(p, o)
+			if err != nil {
+				return nil, err
+			}
+			ch = c
+			if owner == "" {
+				owner = "anthropic"
+			}
+		case "gemini":
+			c, err := newGemini(p, o)
+			if err != nil {
+				return nil, err
+			}
+			ch = c
+			if owner == "" {
+				owner = "google"
+			}
 		default:
 			return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
 		}

@@ -26,6 +26,10 @@ type ChatRequest struct {
 	Body          []byte
 	Stream        bool
 	IncludeUsage  bool // the client asked for a usage chunk at the end of the stream
+	// MaxOutput is the model's output limit from the catalog (0: unknown).
+	// Vendors that require a max_tokens (Anthropic) use it when the client
+	// sent none.
+	MaxOutput int64
 }
 
 // ChatResponse is a complete chat.completion in OpenAI's wire format whose

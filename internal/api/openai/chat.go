@@ -61,6 +61,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
+	if c != nil {
+		req.MaxOutput = c.price.MaxOutput
+	}
 	if params.Stream {
 		h.stream(w, r, info, d, req, c, &out)
 		return
