@@ -58,6 +58,20 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 			if owner == "" {
 				owner = ownerFromURL(p.BaseURL, p.Name)
 			}
+		case "azure":
+			c, err := openaicompat.New(openaicompat.Options{
+				Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
+				Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
+				UserAgent: "modelgate/" + o.Version, HTTPClient: o.HTTPClient,
+				Azure: true, APIVersion: p.APIVersion,
+			})
+			if err != nil {
+				return nil, err
+			}
+			ch = c
+			if owner == "" {
+				owner = "azure"
+			}
 		case "anthropic":
 			c, err := newAnthropic(p, o)
 			if err != nil {

@@ -95,7 +95,12 @@ type Provider struct {
 	Headers     map[string]string `yaml:"headers"`
 	Timeout     Duration          `yaml:"timeout"`
 	IdleTimeout Duration          `yaml:"idle_timeout"`
-	Line        int               `yaml:"-"` // line of the provider's mapping in the file
+	// APIVersion is Azure OpenAI's api-version (default 2024-10-21).
+	APIVersion string `yaml:"api_version"`
+	// MaxTokens is the output limit sent to vendors that require one
+	// (Anthropic) when neither the request nor the catalog gives one.
+	MaxTokens int64 `yaml:"max_tokens"`
+	Line      int   `yaml:"-"` // line of the provider's mapping in the file
 }
 
 // ModelRef names a public model id a provider serves, and the vendor's own id when it differs.

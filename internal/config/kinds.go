@@ -29,9 +29,8 @@ var providerKinds = map[string]providerKind{
 	// Any OpenAI-compatible vendor, including local servers (Ollama, vLLM)
 	// that need no key, hence a warning rather than an error.
 	"openai": {baseURL: required, apiKey: optional, models: required, warnNoKey: true},
-	// Native vendor APIs. Their adapters are being added; until one is, the
-	// app refuses to start a provider of that type, but the file validates.
-	// anthropic and gemini default to the vendor's public endpoint.
+	// Native vendor APIs; anthropic and gemini default to the vendor's
+	// public endpoint.
 	"anthropic": {baseURL: optional, apiKey: optional, models: required, warnNoKey: true},
 	"gemini":    {baseURL: optional, apiKey: optional, models: required, warnNoKey: true},
 	// Azure OpenAI needs the resource's endpoint.

@@ -156,6 +156,12 @@ func (v *validator) providerKind(p *Provider, kind providerKind, label, base str
 		}
 	}
 
+	if p.APIVersion != "" && p.Type != "azure" {
+		v.warnf(at("api_version"), "%s: api_version is only used by type azure", label)
+	}
+	if p.MaxTokens < 0 {
+		v.errorf(at("max_tokens"), "%s: max_tokens must not be negative", label)
+	}
 	if strings.ContainsAny(p.APIKey, "\r\n\x00") {
 		v.errorf(at("api_key"), "%s: api_key contains a line break or NUL", label) // never the value itself
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -30,18 +31,31 @@ type Options struct {
 	IdleTimeout time.Duration // waiting for headers, or between body bytes
 	UserAgent   string
 	HTTPClient  *http.Client // nil builds a pooled client for this upstream
+
+	// Azure selects Azure OpenAI's dialect: the upstream model id is a
+	// deployment name in the URL ({base}/openai/deployments/{id}/chat/
+	// completions?api-version=...) and the key goes in an api-key header.
+	Azure bool
+	// APIVersion is Azure's api-version query value (default 2024-10-21).
+	APIVersion string
 }
+
+// DefaultAzureAPIVersion is the Azure OpenAI GA API version used when the
+// config names none.
+const DefaultAzureAPIVersion = "2024-10-21"
 
 // Client talks to one OpenAI-compatible upstream.
 type Client struct {
-	name     string
-	chatURL  string
-	header   http.Header
-	timeout  time.Duration
-	idle     time.Duration
-	hc       *http.Client
-	maxBody  int64
-	maxError int64
+	name    string
+	chatURL string // "" for Azure, whose URL names the deployment
+	// azureBase + deployment + azureQuery is an Azure chat URL.
+	azureBase, azureQuery string
+	header                http.Header
+	timeout               time.Duration
+	idle                  time.Duration
+	hc                    *http.Client
+	maxBody               int64
+	maxError              int64
 }
 
 var _ provider.Chatter = (*Client)(nil)
@@ -54,7 +68,10 @@ func New(o Options) (*Client, error) {
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
-	if o.APIKey != "" {
+	switch {
+	case o.APIKey != "" && o.Azure:
+		h.Set("Api-Key", o.APIKey)
+	case o.APIKey != "":
 		h.Set("Authorization", "Bearer "+o.APIKey)
 	}
 	if o.UserAgent != "" {
@@ -67,6 +84,14 @@ func New(o Options) (*Client, error) {
 		name: o.Name, chatURL: base + "/chat/completions", header: h,
 		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient,
 		maxBody: 64 << 20, maxError: 1 << 20,
+	}
+	if o.Azure {
+		v := o.APIVersion
+		if v == "" {
+			v = DefaultAzureAPIVersion
+		}
+		c.chatURL = ""
+		c.azureBase, c.azureQuery = base+"/openai/deployments/", "/chat/completions?api-version="+url.QueryEscape(v)
 	}
 	if c.timeout <= 0 {
 		c.timeout = 10 * time.Minute
@@ -171,7 +196,11 @@ func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error
 	if err != nil {
 		return nil, fmt.Errorf("openaicompat %s: patch body: %w", c.name, err)
 	}
-	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+	u := c.chatURL
+	if u == "" {
+		u = c.azureBase + url.PathEscape(req.UpstreamModel) + c.azureQuery
+	}
+	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("openaicompat %s: new request: %w", c.name, err)
 	}
