@@ -1,13 +1,19 @@
 package app
 
 import (
-	"fmt"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropic"
 )
 
-// newAnthropic builds the Anthropic Messages adapter for p.
-func newAnthropic(p config.Provider, _ Options) (provider.Chatter, error) {
-	return nil, fmt.Errorf("provider %s: type anthropic is not available yet", p.Name)
+// newAnthropic builds the Anthropic Messages adapter for p. An empty
+// base_url means https://api.anthropic.com.
+func newAnthropic(p config.Provider, o Options) (provider.Chatter, error) {
+	return anthropic.New(anthropic.Options{
+		Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
+		Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
+		UserAgent: "modelgate/" + o.Version, HTTPClient: o.HTTPClient, DefaultMaxTokens: p.MaxTokens,
+	})
 }

@@ -1,0 +1,267 @@
+// Package anthropic is the adapter for providers of type anthropic: it
+// translates OpenAI chat completion requests into Anthropic Messages API
+// requests (POST {base}/v1/messages), and Anthropic's answers and SSE
+// streams back into chat.completion and chat.completion.chunk objects,
+// event by event, without buffering a stream.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/openaicompat"
+)
+
+// Defaults used when Options leave a field empty.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultVersion   = "2023-06-01"
+	DefaultMaxTokens = 4096
+)
+
+// Options configure one Anthropic upstream.
+type Options struct {
+	Name        string // provider name from the config, for errors and logs
+	BaseURL     string // default DefaultBaseURL; /v1/messages is appended
+	APIKey      string // sent as x-api-key
+	Version     string // anthropic-version header, default DefaultVersion
+	Headers     map[string]string
+	Timeout     time.Duration // whole request, streams included
+	IdleTimeout time.Duration // waiting for headers, or between body bytes
+	UserAgent   string
+	HTTPClient  *http.Client // nil builds a pooled client for this upstream
+	// DefaultMaxTokens is sent when neither the client nor the catalog
+	// (ChatRequest.MaxOutput) gives a limit; Anthropic requires one.
+	DefaultMaxTokens int64
+}
+
+// Client talks to one Anthropic Messages API upstream.
+type Client struct {
+	name      string
+	url       string
+	header    http.Header
+	timeout   time.Duration
+	idle      time.Duration
+	hc        *http.Client
+	maxTokens int64
+	maxBody   int64
+	maxError  int64
+	now       func() time.Time
+}
+
+var _ provider.Chatter = (*Client)(nil)
+
+// New checks o and builds a client.
+func New(o Options) (*Client, error) {
+	base := strings.TrimRight(o.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("anthropic %s: base_url %q must be an http(s) URL", o.Name, o.BaseURL)
+	}
+	base = strings.TrimSuffix(base, "/v1")
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		h.Set("X-Api-Key", o.APIKey)
+	}
+	v := o.Version
+	if v == "" {
+		v = DefaultVersion
+	}
+	h.Set("Anthropic-Version", v)
+	if o.UserAgent != "" {
+		h.Set("User-Agent", o.UserAgent)
+	}
+	for k, v := range o.Headers {
+		h.Set(k, v)
+	}
+	c := &Client{
+		name: o.Name, url: base + "/v1/messages", header: h,
+		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient, maxTokens: o.DefaultMaxTokens,
+		maxBody: 64 << 20, maxError: 1 << 20, now: time.Now,
+	}
+	if c.timeout <= 0 {
+		c.timeout = 10 * time.Minute
+	}
+	if c.idle <= 0 {
+		c.idle = 2 * time.Minute
+	}
+	if c.maxTokens < 0 {
+		c.maxTokens = 0
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: openaicompat.NewTransport()}
+	}
+	return c, nil
+}
+
+// call is one upstream exchange with its timers; release stops them.
+type call struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	total  *time.Timer
+	idle   *time.Timer
+	d      time.Duration
+}
+
+func (c *Client) start(ctx context.Context) *call {
+	ctx, cancel := context.WithCancelCause(ctx)
+	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
+	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
+	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
+	return k
+}
+
+func (k *call) touch() { k.idle.Reset(k.d) }
+
+func (k *call) release() {
+	k.total.Stop()
+	k.idle.Stop()
+	k.cancel(context.Canceled)
+}
+
+// idleReader resets the idle timer whenever bytes arrive.
+type idleReader struct {
+	r io.Reader
+	k *call
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.k.touch()
+	}
+	return n, err
+}
+
+// send posts body and returns the response once headers arrived, or the
+// client-facing error.
+func (c *Client) send(k *call, body []byte, stream bool) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("anthropic %s: new request: %w", c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	if stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+			return nil, e
+		}
+		return nil, fmt.Errorf("anthropic %s: %w", c.name, err)
+	}
+	k.touch()
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		return nil, statusError(c.name, resp.StatusCode, resp.Header, b)
+	}
+	return resp, nil
+}
+
+// Chat sends a non-streamed request and translates the answer.
+func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider.ChatResponse, error) {
+	tr, err := c.translate(req, false)
+	if err != nil {
+		return nil, err
+	}
+	k := c.start(ctx)
+	defer k.release()
+	resp, err := c.send(k, tr.body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := readBody(idleReader{resp.Body, k}, resp.ContentLength, c.maxBody)
+	if err != nil {
+		return nil, provider.FromTransport(k.ctx, c.name, err)
+	}
+	return c.response(body, req.PublicModel, tr.jsonTool)
+}
+
+func readBody(r io.Reader, n, limit int64) ([]byte, error) {
+	if n > limit {
+		return nil, fmt.Errorf("response of %d bytes exceeds %d", n, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(n, 512)+1))
+	m, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if m > limit {
+		return nil, fmt.Errorf("response exceeds %d bytes", limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// errorTypeStatus maps Anthropic's error types to the HTTP status they
+// come with, for errors that arrive inside a 200 stream.
+var errorTypeStatus = map[string]int{
+	"invalid_request_error": http.StatusBadRequest,
+	"authentication_error":  http.StatusUnauthorized,
+	"billing_error":         http.StatusServiceUnavailable, // our vendor account, not the client's
+	"permission_error":      http.StatusForbidden,
+	"not_found_error":       http.StatusNotFound,
+	"request_too_large":     http.StatusRequestEntityTooLarge,
+	"rate_limit_error":      http.StatusTooManyRequests,
+	"api_error":             http.StatusInternalServerError,
+	"timeout_error":         http.StatusGatewayTimeout,
+	"overloaded_error":      http.StatusServiceUnavailable,
+}
+
+// errorBody is Anthropic's error envelope.
+type errorBody struct {
+	Type  string `json:"type"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (e errorBody) vendor() provider.VendorError {
+	if e.Error == nil {
+		return provider.VendorError{}
+	}
+	v := provider.VendorError{Message: e.Error.Message, Type: e.Error.Type, Code: e.Error.Type}
+	if v.Code == "invalid_request_error" || v.Code == "request_too_large" {
+		v.Code = "" // FromStatus then uses the gateway's invalid_request_error code
+	}
+	return v
+}
+
+// statusError maps a non-2xx answer; 529 (overloaded) is a 503.
+func statusError(name string, status int, h http.Header, b []byte) error {
+	var e errorBody
+	v := provider.VendorError{Message: strings.TrimSpace(string(b))}
+	if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		v = e.vendor()
+	}
+	if status == 529 {
+		status = http.StatusServiceUnavailable
+	}
+	return provider.FromStatus(name, status, h, v)
+}
+
+// eventError maps an error event inside a stream (or a 200 error body).
+func eventError(name string, e errorBody) error {
+	status := http.StatusBadGateway
+	if e.Error != nil {
+		if s, ok := errorTypeStatus[e.Error.Type]; ok {
+			status = s
+		}
+	}
+	return provider.FromStatus(name, status, nil, e.vendor())
+}

@@ -1,0 +1,252 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+)
+
+// jsonObjectInstruction is added to system for response_format json_object:
+// Anthropic has no JSON mode, so the model is asked for JSON in words.
+const jsonObjectInstruction = "Respond only with a single valid JSON object. Do not add any text before or after it."
+
+// thinkingBudgets maps reasoning_effort to an extended thinking budget.
+var thinkingBudgets = map[string]int64{"low": 1024, "medium": 4096, "high": 16384}
+
+// translated is a request ready to send, with what the answer's
+// translation needs to know about it.
+type translated struct {
+	body     []byte
+	jsonTool string // the forced tool standing for response_format json_schema
+}
+
+// translate builds the Anthropic request for req. Errors are
+// *apierr.Error values meant for the client. What happens to each OpenAI
+// parameter:
+//
+//	messages            system/developer → system; tool/function → tool_result in a user turn;
+//	                    consecutive same-role turns merged; empty text dropped
+//	max_completion_tokens, max_tokens → max_tokens (else the provider's max_tokens, else the catalog's MaxOutput, else DefaultMaxTokens)
+//	temperature         clamped to Anthropic's 0..1 (OpenAI allows up to 2)
+//	top_p, stop, user   top_p (dropped when temperature is set too), stop_sequences, metadata.user_id
+//	tools, functions    tools (parameters → input_schema, default an empty object schema)
+//	tool_choice         auto → auto, required → any, named → tool, none → none
+//	parallel_tool_calls false → disable_parallel_tool_use on the tool choice
+//	response_format     json_schema → a forced tool whose input is returned as content;
+//	                    json_object → a system instruction asking for JSON only
+//	reasoning_effort    low/medium/high → thinking budget 1024/4096/16384 (temperature, top_p
+//	                    dropped; off with forced tools or earlier tool_use turns)
+//	n > 1               rejected (400, param n)
+//	input_audio, file   rejected (400, param messages)
+//	seed, logprobs, top_logprobs, frequency_penalty, presence_penalty, image detail,
+//	metadata, reasoning_content of earlier turns: dropped
+func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated, error) {
+	r, err := oaiwire.ParseRequest(req.Body)
+	if err != nil {
+		return nil, apierr.Invalid("", "The request body is not a valid chat completion request: %v", err)
+	}
+	out := messagesRequest{Model: req.UpstreamModel, Stream: stream}
+	if r.N != nil && *r.N > 1 {
+		return nil, apierr.Invalid("n", "n greater than 1 is not supported by this model's provider.")
+	}
+	if out.System, out.Messages, err = convertMessages(r.Messages); err != nil {
+		return nil, err
+	}
+	if len(out.Messages) == 0 {
+		return nil, apierr.Invalid("messages", "messages must contain at least one user or assistant message.")
+	}
+	// The client's limit, else the operator's configured default, else the
+	// catalog's output limit, else DefaultMaxTokens.
+	out.MaxTokens = r.MaxOutput()
+	for _, v := range []int64{c.maxTokens, req.MaxOutput, DefaultMaxTokens} {
+		if out.MaxTokens <= 0 {
+			out.MaxTokens = v
+		}
+	}
+	if r.Temperature != nil {
+		t := min(max(*r.Temperature, 0), 1) // Anthropic's range is 0..1; OpenAI's is 0..2
+		out.Temperature = &t
+	}
+	if out.Temperature == nil {
+		// Newer Claude models refuse temperature and top_p together;
+		// temperature wins, as Anthropic recommends changing only one.
+		out.TopP = r.TopP
+	}
+	out.StopSequences = r.Stop
+	if r.User != "" {
+		out.Metadata = &metadata{UserID: r.User}
+	}
+	tr := &translated{}
+	if err := applyTools(r, &out); err != nil {
+		return nil, err
+	}
+	if rf := r.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "json_object":
+			out.System = append(out.System, block{Type: "text", Text: jsonObjectInstruction})
+		case "json_schema":
+			if rf.JSONSchema == nil || rf.JSONSchema.Name == "" {
+				return nil, apierr.Invalid("response_format", "response_format json_schema needs a json_schema with a name.")
+			}
+			tr.jsonTool = rf.JSONSchema.Name
+			out.Tools = append(out.Tools, tool{Name: rf.JSONSchema.Name, Description: rf.JSONSchema.Description,
+				InputSchema: schemaOrEmpty(rf.JSONSchema.Schema)})
+			if len(out.Tools) == 1 || out.ToolChoice == nil || out.ToolChoice.Type == "none" {
+				out.ToolChoice = &toolChoice{Type: "tool", Name: rf.JSONSchema.Name}
+			}
+		}
+	}
+	if b, ok := thinkingBudgets[r.ReasoningEffort]; ok && tr.jsonTool == "" && !hasToolUse(out.Messages) &&
+		(out.ToolChoice == nil || out.ToolChoice.Type == "auto" || out.ToolChoice.Type == "none") {
+		// Extended thinking needs max_tokens above the budget, and allows
+		// neither temperature nor top_p changes. It is left off when an
+		// earlier assistant turn used tools: Anthropic then wants that turn's
+		// signed thinking blocks back, which OpenAI clients do not keep.
+		out.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
+		if out.MaxTokens <= b {
+			out.MaxTokens += b
+		}
+		out.Temperature, out.TopP = nil, nil
+	}
+	tr.body, err = json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic %s: encode request: %w", c.name, err)
+	}
+	return tr, nil
+}
+
+// applyTools translates tools, legacy functions and the tool choice.
+func applyTools(r *oaiwire.Request, out *messagesRequest) error {
+	for _, f := range r.AllTools() {
+		out.Tools = append(out.Tools, tool{Name: f.Name, Description: f.Description, InputSchema: schemaOrEmpty(f.Parameters)})
+	}
+	ch, err := r.Choice()
+	if err != nil {
+		return apierr.Invalid("tool_choice", "%v", err)
+	}
+	switch ch.Mode {
+	case "auto":
+		out.ToolChoice = &toolChoice{Type: "auto"}
+	case "required":
+		out.ToolChoice = &toolChoice{Type: "any"}
+	case "function":
+		out.ToolChoice = &toolChoice{Type: "tool", Name: ch.Name}
+	case "none":
+		out.ToolChoice = &toolChoice{Type: "none"}
+	}
+	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls && len(out.Tools) > 0 {
+		if out.ToolChoice == nil {
+			out.ToolChoice = &toolChoice{Type: "auto"}
+		}
+		if out.ToolChoice.Type != "none" {
+			t := true
+			out.ToolChoice.DisableParallelToolUse = &t
+		}
+	}
+	return nil
+}
+
+func hasToolUse(msgs []message) bool {
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			if b.Type == "tool_use" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func schemaOrEmpty(s json.RawMessage) json.RawMessage {
+	if t := bytes.TrimSpace(s); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		return s
+	}
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+
+// convertMessages splits system text from the conversation and merges
+// consecutive turns of one role, as Anthropic requires alternation.
+func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
+	var (
+		system []block
+		out    []message
+		legacy int    // legacy function calls seen, for their made-up ids
+		lastFn string // id of the latest legacy function call
+	)
+	add := func(role string, blocks []block) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, message{Role: role, Content: blocks})
+	}
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "developer":
+			if s := m.Content.String(); s != "" {
+				system = append(system, block{Type: "text", Text: s})
+			}
+		case "user":
+			bs, err := contentBlocks(i, m.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			add("user", bs)
+		case "assistant":
+			bs, err := contentBlocks(i, m.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			for j, tc := range m.ToolCalls {
+				in, err := arguments(tc.Function.Arguments)
+				if err != nil {
+					return nil, nil, apierr.Invalid("messages", "messages[%d].tool_calls[%d].function.arguments: %v", i, j, err)
+				}
+				bs = append(bs, block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: in})
+			}
+			if fc := m.FunctionCall; fc != nil {
+				in, err := arguments(fc.Arguments)
+				if err != nil {
+					return nil, nil, apierr.Invalid("messages", "messages[%d].function_call.arguments: %v", i, err)
+				}
+				legacy++
+				lastFn = fmt.Sprintf("toolu_function_%d", legacy)
+				bs = append(bs, block{Type: "tool_use", ID: lastFn, Name: fc.Name, Input: in})
+			}
+			add("assistant", bs)
+		case "tool", "function":
+			bs, err := contentBlocks(i, m.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			id := m.ToolCallID
+			if m.Role == "function" {
+				id = lastFn
+			}
+			add("user", []block{{Type: "tool_result", ToolUseID: id, Content: bs}})
+		default:
+			return nil, nil, apierr.Invalid("messages", "messages[%d].role %q is not supported by this model's provider.", i, m.Role)
+		}
+	}
+	return system, out, nil
+}
+
+// arguments checks a tool call's arguments are a JSON object.
+func arguments(s string) (json.RawMessage, error) {
+	t := bytes.TrimSpace([]byte(s))
+	if len(t) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(t, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("not a valid JSON object")
+	}
+	return json.RawMessage(t), nil
+}

@@ -1,0 +1,105 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+)
+
+// finishReason maps a stop_reason to OpenAI's finish_reason. jsonMode is
+// set when a tool_use stood for response_format json_schema.
+func finishReason(stop string, jsonMode bool) string {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		if jsonMode {
+			return "stop"
+		}
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	}
+	return "stop" // end_turn, stop_sequence, pause_turn and any new reason
+}
+
+// toUsage converts Anthropic's counts: the prompt is every input token,
+// cached or not.
+func toUsage(u usage) provider.Usage {
+	v := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	cr := v(u.CacheReadInputTokens)
+	in := v(u.InputTokens) + cr + v(u.CacheCreationInputTokens)
+	out := v(u.OutputTokens)
+	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr}
+}
+
+// compact is the compact JSON text of a tool's input, "{}" when absent.
+func compact(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// response translates a Message body into a chat.completion.
+func (c *Client) response(body []byte, model, jsonTool string) (*provider.ChatResponse, error) {
+	var m messageResponse
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
+	}
+	if m.Type == "error" || m.Error != nil {
+		return nil, eventError(c.name, errorBody{Type: m.Type, Error: m.Error})
+	}
+	if m.ID == "" {
+		return nil, provider.BadResponse(c.name, errors.New("response has no message id"))
+	}
+	var text, reasoning strings.Builder
+	var calls []oaiwire.ToolCall
+	jsonMode := false
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "thinking":
+			reasoning.WriteString(b.Thinking)
+		case "tool_use":
+			if jsonTool != "" && b.Name == jsonTool {
+				jsonMode = true
+				text.WriteString(compact(b.Input))
+				continue
+			}
+			calls = append(calls, oaiwire.ToolCall{ID: b.ID, Type: "function",
+				Function: oaiwire.FunctionCall{Name: b.Name, Arguments: compact(b.Input)}})
+		}
+	}
+	msg := oaiwire.RespMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	if text.Len() > 0 || len(calls) == 0 {
+		s := text.String()
+		msg.Content = &s
+	}
+	u := toUsage(m.Usage)
+	out := oaiwire.Response{
+		ID: "chatcmpl-" + m.ID, Object: "chat.completion", Created: c.now().Unix(), Model: model,
+		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(m.StopReason, jsonMode && len(calls) == 0)}},
+		Usage:   oaiwire.NewUsage(u),
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic %s: encode response: %w", c.name, err)
+	}
+	return &provider.ChatResponse{Body: b, Usage: u, HasUsage: true}, nil
+}

@@ -1,0 +1,251 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+	"github.com/modelgate/modelgate/internal/sse"
+)
+
+// ChatStream sends a streamed request and translates its events as they
+// arrive.
+func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (provider.ChatStream, error) {
+	tr, err := c.translate(req, true)
+	if err != nil {
+		return nil, err
+	}
+	k := c.start(ctx)
+	resp, err := c.send(k, tr.body, true)
+	if err != nil {
+		k.release()
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		defer k.release()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		var e errorBody
+		if json.Unmarshal(b, &e) == nil && e.Error != nil {
+			return nil, eventError(c.name, e)
+		}
+		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
+	}
+	return c.newStream(k, resp.Body, req, tr.jsonTool), nil
+}
+
+func (c *Client) newStream(k *call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
+	return &stream{name: c.name, k: k, body: body, r: sse.NewReader(idleReader{body, k}, 0), now: c.now,
+		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{}}
+}
+
+// stream translates Anthropic's SSE events into chunks one by one; it
+// keeps only the current chunk and the index of each open tool call.
+type stream struct {
+	name         string
+	k            *call
+	body         io.ReadCloser
+	r            *sse.Reader
+	now          func() time.Time
+	model        string
+	includeUsage bool
+	jsonTool     string
+
+	id        string
+	created   int64
+	blocks    map[int]int // content block index → tool call index; -1 for the json_schema tool
+	tools     int
+	jsonMode  bool // the json_schema tool was used
+	usage     usage
+	hasUsage  bool
+	finished  bool // a stop_reason was seen
+	usageSent bool
+	chunk     []byte
+	closed    bool
+	err       error
+}
+
+var (
+	_ provider.ChatStream = (*stream)(nil)
+	_ provider.Buffered   = (*stream)(nil)
+)
+
+// Next reads upstream events until one yields a chunk.
+func (s *stream) Next() bool {
+	if s.err != nil || s.closed {
+		return false
+	}
+	for {
+		ev, err := s.r.Next()
+		if err != nil {
+			return s.fail(err)
+		}
+		var e streamEvent
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			s.err = provider.BadResponse(s.name, fmt.Errorf("stream event %q: %w", ev.Type, err))
+			return false
+		}
+		ch, done, err := s.translate(&e)
+		if err != nil {
+			s.err = err
+			return false
+		}
+		if ch != nil {
+			return s.emit(ch)
+		}
+		if done {
+			return s.end()
+		}
+	}
+}
+
+// translate turns one event into a chunk (nil for none); done is set by
+// message_stop.
+func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
+	switch e.Type {
+	case "message_start":
+		if e.Message == nil {
+			return nil, false, provider.BadResponse(s.name, errors.New("message_start without message"))
+		}
+		s.id, s.created = "chatcmpl-"+e.Message.ID, s.now().Unix()
+		s.usage.merge(&e.Message.Usage)
+		s.hasUsage = true
+		return s.delta(oaiwire.Delta{Role: "assistant", Content: oaiwire.Ptr("")}), false, nil
+	case "content_block_start":
+		b := e.ContentBlock
+		if b == nil {
+			return nil, false, nil
+		}
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				return s.delta(oaiwire.Delta{Content: oaiwire.Ptr(b.Text)}), false, nil
+			}
+		case "thinking":
+			if b.Thinking != "" {
+				return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(b.Thinking)}), false, nil
+			}
+		case "tool_use":
+			if s.jsonTool != "" && b.Name == s.jsonTool {
+				s.blocks[e.Index], s.jsonMode = -1, true
+				return nil, false, nil
+			}
+			n := s.tools
+			s.tools++
+			s.blocks[e.Index] = n
+			return s.delta(oaiwire.Delta{ToolCalls: []oaiwire.ToolCall{{Index: &n, ID: b.ID, Type: "function",
+				Function: oaiwire.FunctionCall{Name: b.Name, Arguments: ""}}}}), false, nil
+		}
+	case "content_block_delta":
+		d := e.Delta
+		if d == nil {
+			return nil, false, nil
+		}
+		switch d.Type {
+		case "text_delta":
+			return s.delta(oaiwire.Delta{Content: oaiwire.Ptr(d.Text)}), false, nil
+		case "thinking_delta":
+			return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(d.Thinking)}), false, nil
+		case "input_json_delta":
+			n, ok := s.blocks[e.Index]
+			if !ok || d.PartialJSON == "" {
+				return nil, false, nil
+			}
+			if n < 0 {
+				return s.delta(oaiwire.Delta{Content: oaiwire.Ptr(d.PartialJSON)}), false, nil
+			}
+			return s.delta(oaiwire.Delta{ToolCalls: []oaiwire.ToolCall{{Index: &n,
+				Function: oaiwire.FunctionCall{Arguments: d.PartialJSON}}}}), false, nil
+		}
+	case "message_delta":
+		s.usage.merge(e.Usage)
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			s.finished = true
+			r := finishReason(e.Delta.StopReason, s.jsonMode && s.tools == 0)
+			ch := s.delta(oaiwire.Delta{})
+			ch.Choices[0].FinishReason = &r
+			return ch, false, nil
+		}
+	case "message_stop":
+		s.finished = true
+		return nil, true, nil
+	case "error":
+		return nil, false, eventError(s.name, errorBody{Type: e.Type, Error: e.Error})
+	}
+	return nil, false, nil // ping, content_block_stop, signature_delta, unknown events
+}
+
+func (s *stream) delta(d oaiwire.Delta) *oaiwire.Chunk {
+	return &oaiwire.Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+		Choices: []oaiwire.ChunkChoice{{Index: 0, Delta: d}}}
+}
+
+func (s *stream) emit(ch *oaiwire.Chunk) bool {
+	b, err := json.Marshal(ch)
+	if err != nil {
+		s.err = fmt.Errorf("anthropic %s: encode chunk: %w", s.name, err)
+		return false
+	}
+	s.chunk = b
+	return true
+}
+
+// end finishes a stream that stopped cleanly: one usage-only chunk when
+// the client asked for it, then nothing.
+func (s *stream) end() bool {
+	if s.includeUsage && s.hasUsage && !s.usageSent {
+		s.usageSent = true
+		ch := &oaiwire.Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(toUsage(s.usage))}
+		return s.emit(ch)
+	}
+	s.Close()
+	return false
+}
+
+// fail records why reading stopped. A stream that ends after a stop_reason
+// but without message_stop is accepted; one that ends before was cut off.
+func (s *stream) fail(err error) bool {
+	switch {
+	case errors.Is(err, io.EOF) && s.finished:
+		return s.end()
+	case errors.Is(err, io.EOF):
+		s.err = provider.BadResponse(s.name, errors.New("stream ended before it finished"))
+	case errors.Is(err, sse.ErrEventTooLarge):
+		s.err = provider.BadResponse(s.name, err)
+	default:
+		if e := provider.FromTransport(s.k.ctx, s.name, err); e != nil {
+			s.err = e
+		} else {
+			s.err = fmt.Errorf("anthropic %s: read stream: %w", s.name, err)
+		}
+	}
+	return false
+}
+
+func (s *stream) Chunk() []byte  { return s.chunk }
+func (s *stream) Err() error     { return s.err }
+func (s *stream) Buffered() bool { return s.r != nil && s.r.Buffered() }
+
+// Usage is known once message_start arrived; output counts grow until
+// message_delta.
+func (s *stream) Usage() (provider.Usage, bool) { return toUsage(s.usage), s.hasUsage }
+
+// Close releases the upstream connection; safe to call more than once.
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.body.Close()
+	s.k.release()
+	s.r.Release()
+	s.r = nil
+	return err
+}

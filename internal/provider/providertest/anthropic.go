@@ -1,0 +1,148 @@
+package providertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Anthropic is a fake Anthropic Messages API upstream. The upstream model
+// id in a request picks the scenario (see ServeHTTP).
+type Anthropic struct {
+	*httptest.Server
+	t testing.TB
+
+	mu       sync.Mutex
+	received []Received
+}
+
+// NewAnthropic starts a fake Anthropic upstream; it is closed when the
+// test ends.
+func NewAnthropic(t testing.TB) *Anthropic {
+	f := &Anthropic{t: t}
+	f.Server = httptest.NewServer(f)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Received returns a copy of the requests so far.
+func (f *Anthropic) Received() []Received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Received(nil), f.received...)
+}
+
+// Last is the most recent request.
+func (f *Anthropic) Last() Received {
+	r := f.Received()
+	if len(r) == 0 {
+		f.t.Fatal("the upstream received no request")
+	}
+	return r[len(r)-1]
+}
+
+type anthropicRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+		} `json:"content"`
+	} `json:"messages"`
+}
+
+// afterTool tells whether the last turn carries a tool_result.
+func (r anthropicRequest) afterTool() bool {
+	if len(r.Messages) == 0 {
+		return false
+	}
+	last := r.Messages[len(r.Messages)-1]
+	for _, b := range last.Content {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeHTTP answers POST /v1/messages by scenario:
+//
+//	tool-call       a tool_use, then text once the last turn holds a tool_result
+//	err-NNN         that status with the recorded error body (529, 400, 429; others 500)
+//	midstream-error a stream with an overloaded_error event after two text deltas
+//	anything else   the recorded message or stream
+//
+// A request without x-api-key or anthropic-version gets a 401.
+func (f *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found")
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req anthropicRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "fake upstream: "+err.Error())
+		return
+	}
+	f.mu.Lock()
+	f.received = append(f.received, Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
+	f.mu.Unlock()
+	if r.Header.Get("X-Api-Key") == "" || r.Header.Get("Anthropic-Version") == "" {
+		anthropicError(w, http.StatusUnauthorized, "authentication_error", "x-api-key header is required")
+		return
+	}
+	if code, ok := strings.CutPrefix(req.Model, "err-"); ok {
+		status := map[string]int{"400": 400, "429": 429, "529": 529}[code]
+		b, err := fixtures.ReadFile("testdata/anthropic/error_" + code + ".json")
+		if status == 0 || err != nil {
+			anthropicError(w, http.StatusInternalServerError, "api_error", "Internal server error")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+		return
+	}
+	tool := req.Model == "tool-call" && !req.afterTool()
+	if !req.Stream {
+		name := "message.json"
+		if req.Model == "tool-call" {
+			name = map[bool]string{true: "tool_use.json", false: "after_tool.json"}[tool]
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(Fixture(f.t, "anthropic/"+name))
+		return
+	}
+	name := map[bool]string{true: "anthropic/stream_tool.sse", false: "anthropic/stream.sse"}[tool]
+	events := bytes.SplitAfter(Fixture(f.t, name), []byte("\n\n"))
+	if req.Model == "midstream-error" {
+		events = append(events[:5:5], []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	for _, ev := range events {
+		if len(ev) == 0 {
+			continue
+		}
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		_ = rc.Flush()
+	}
+}
+
+func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(msg)
+	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%s}}`, typ, b)
+}
