@@ -1,0 +1,264 @@
+// Package gemini is the adapter for Google's Gemini API (generateContent and
+// streamGenerateContent?alt=sse). It translates OpenAI chat completions
+// requests into Gemini's wire format and Gemini's answers and SSE events back
+// into chat.completion objects and chunks, event by event.
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+	"github.com/modelgate/modelgate/internal/provider/openaicompat"
+)
+
+// DefaultBaseURL is the Gemini Developer API.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com"
+
+// ImageFetcher downloads an image the client named by http(s) URL, since
+// Gemini cannot fetch public URLs itself. fetch.Fetcher implements it.
+type ImageFetcher interface {
+	Fetch(ctx context.Context, url string) (mime string, data []byte, err error)
+}
+
+// Options configure one Gemini upstream.
+type Options struct {
+	Name        string // provider name from the config, for errors and logs
+	BaseURL     string // default DefaultBaseURL
+	APIKey      string // sent as x-goog-api-key
+	Headers     map[string]string
+	Timeout     time.Duration // whole request, streams included
+	IdleTimeout time.Duration // waiting for headers, or between body bytes
+	UserAgent   string
+	HTTPClient  *http.Client // nil builds a pooled client
+	// Fetcher downloads http(s) image URLs; nil rejects them with a 400.
+	Fetcher ImageFetcher
+}
+
+// Client talks to one Gemini upstream.
+type Client struct {
+	name     string
+	base     string
+	header   http.Header
+	timeout  time.Duration
+	idle     time.Duration
+	hc       *http.Client
+	fetcher  ImageFetcher
+	maxBody  int64
+	maxError int64
+
+	now   func() time.Time           // creation times; tests fix it
+	newID func(prefix string) string // ids Gemini does not give; tests fix it
+}
+
+var _ provider.Chatter = (*Client)(nil)
+
+// New checks o and builds a client.
+func New(o Options) (*Client, error) {
+	base := strings.TrimRight(o.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("gemini %s: base_url %q must be an http(s) URL", o.Name, o.BaseURL)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		h.Set("X-Goog-Api-Key", o.APIKey)
+	}
+	if o.UserAgent != "" {
+		h.Set("User-Agent", o.UserAgent)
+	}
+	for k, v := range o.Headers {
+		h.Set(k, v)
+	}
+	c := &Client{name: o.Name, base: base, header: h, timeout: o.Timeout, idle: o.IdleTimeout,
+		hc: o.HTTPClient, fetcher: o.Fetcher, maxBody: 64 << 20, maxError: 1 << 20,
+		now: time.Now, newID: oaiwire.NewID}
+	if c.timeout <= 0 {
+		c.timeout = 10 * time.Minute
+	}
+	if c.idle <= 0 {
+		c.idle = 2 * time.Minute
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: openaicompat.NewTransport()}
+	}
+	return c, nil
+}
+
+// call is one upstream exchange with its timers; release stops them.
+type call struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	total  *time.Timer
+	idle   *time.Timer
+	d      time.Duration
+}
+
+func (c *Client) start(ctx context.Context) *call {
+	ctx, cancel := context.WithCancelCause(ctx)
+	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
+	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
+	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
+	return k
+}
+
+func (k *call) touch() { k.idle.Reset(k.d) }
+
+func (k *call) release() {
+	k.total.Stop()
+	k.idle.Stop()
+	k.cancel(context.Canceled)
+}
+
+// idleReader resets the idle timer whenever bytes arrive.
+type idleReader struct {
+	r io.Reader
+	k *call
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.k.touch()
+	}
+	return n, err
+}
+
+// send translates and posts req and returns the response once headers
+// arrived, or the client-facing error.
+func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*call, *http.Response, error) {
+	in, err := oaiwire.ParseRequest(req.Body)
+	if err != nil {
+		return nil, nil, provider.BadResponse(c.name, err) // the gateway validated it; unreachable
+	}
+	gr, err := c.translate(ctx, in, req.MaxOutput)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := json.Marshal(gr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gemini %s: encode request: %w", c.name, err)
+	}
+	u := c.base + "/v1beta/models/" + url.PathEscape(req.UpstreamModel)
+	if req.Stream {
+		u += ":streamGenerateContent?alt=sse"
+	} else {
+		u += ":generateContent"
+	}
+	k := c.start(ctx)
+	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		k.release()
+		return nil, nil, fmt.Errorf("gemini %s: new request: %w", c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	if req.Stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		defer k.release()
+		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+			return nil, nil, e
+		}
+		return nil, nil, err
+	}
+	k.touch()
+	if resp.StatusCode/100 != 2 {
+		defer k.release()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		return nil, nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+	}
+	return k, resp, nil
+}
+
+// Chat sends a non-streamed request and translates the answer.
+func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider.ChatResponse, error) {
+	k, resp, err := c.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer k.release()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxBody+1))
+	if err != nil {
+		return nil, provider.FromTransport(k.ctx, c.name, err)
+	}
+	if int64(len(body)) > c.maxBody {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("response exceeds %d bytes", c.maxBody))
+	}
+	var gr genResponse
+	if err := json.Unmarshal(body, &gr); err != nil {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
+	}
+	if gr.Error != nil {
+		return nil, vendorFailure(c.name, gr.Error)
+	}
+	out, u := c.toOpenAI(&gr, req.PublicModel)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("gemini %s: encode response: %w", c.name, err)
+	}
+	res := &provider.ChatResponse{Body: b}
+	if gr.UsageMetadata != nil {
+		res.Usage, res.HasUsage = u, true
+	}
+	return res, nil
+}
+
+// parseVendorError reads Google's error body, which streams sometimes wrap
+// in a one-element array.
+func parseVendorError(b []byte) provider.VendorError {
+	if w := parseWireError(b); w != nil {
+		return vendorError(w)
+	}
+	return provider.VendorError{}
+}
+
+// parseWireError returns the error object of b, nil if b holds none.
+func parseWireError(b []byte) *wireError {
+	b = bytes.TrimSpace(b)
+	var e struct {
+		Error *wireError `json:"error"`
+	}
+	if len(b) > 0 && b[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(b, &list) == nil && len(list) > 0 {
+			b = list[0]
+		}
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return nil
+	}
+	return e.Error
+}
+
+// vendorError keeps Google's status (e.g. INVALID_ARGUMENT) as the type and,
+// lower-cased, as the code the client sees on a 4xx.
+func vendorError(w *wireError) provider.VendorError {
+	return provider.VendorError{Message: w.Message, Type: w.Status, Code: strings.ToLower(w.Status)}
+}
+
+// vendorFailure maps an error object found inside a 200 answer or a stream:
+// its own code when that is an HTTP status, else a 502.
+func vendorFailure(name string, w *wireError) error {
+	status := w.Code
+	if status < 400 || status > 599 {
+		status = http.StatusBadGateway
+	}
+	return provider.FromStatus(name, status, nil, vendorError(w))
+}
