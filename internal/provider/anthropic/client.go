@@ -104,49 +104,15 @@ func New(o Options) (*Client, error) {
 	return c, nil
 }
 
-// call is one upstream exchange with its timers; release stops them.
-type call struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	total  *time.Timer
-	idle   *time.Timer
-	d      time.Duration
-}
-
-func (c *Client) start(ctx context.Context) *call {
-	ctx, cancel := context.WithCancelCause(ctx)
-	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
-	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
-	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
-	return k
-}
-
-func (k *call) touch() { k.idle.Reset(k.d) }
-
-func (k *call) release() {
-	k.total.Stop()
-	k.idle.Stop()
-	k.cancel(context.Canceled)
-}
-
-// idleReader resets the idle timer whenever bytes arrive.
-type idleReader struct {
-	r io.Reader
-	k *call
-}
-
-func (r idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.k.touch()
-	}
-	return n, err
+// start begins an upstream exchange under the client's timeouts.
+func (c *Client) start(ctx context.Context) *provider.Call {
+	return provider.StartCall(ctx, c.timeout, c.idle)
 }
 
 // send posts body and returns the response once headers arrived, or the
 // client-facing error.
-func (c *Client) send(k *call, body []byte, stream bool) (*http.Response, error) {
-	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+func (c *Client) send(k *provider.Call, body []byte, stream bool) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic %s: new request: %w", c.name, err)
 	}
@@ -158,15 +124,15 @@ func (c *Client) send(k *call, body []byte, stream bool) (*http.Response, error)
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+		if e := provider.FromTransport(k.Ctx, c.name, err); e != nil {
 			return nil, e
 		}
 		return nil, fmt.Errorf("anthropic %s: %w", c.name, err)
 	}
-	k.touch()
+	k.Touch()
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		return nil, statusError(c.name, resp.StatusCode, resp.Header, b)
 	}
 	return resp, nil
@@ -179,32 +145,17 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 		return nil, err
 	}
 	k := c.start(ctx)
-	defer k.release()
+	defer k.Release()
 	resp, err := c.send(k, tr.body, false)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := readBody(idleReader{resp.Body, k}, resp.ContentLength, c.maxBody)
+	body, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
 	if err != nil {
-		return nil, provider.FromTransport(k.ctx, c.name, err)
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
 	return c.response(body, req.PublicModel, tr.jsonTool)
-}
-
-func readBody(r io.Reader, n, limit int64) ([]byte, error) {
-	if n > limit {
-		return nil, fmt.Errorf("response of %d bytes exceeds %d", n, limit)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(n, 512)+1))
-	m, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if m > limit {
-		return nil, fmt.Errorf("response exceeds %d bytes", limit)
-	}
-	return buf.Bytes(), nil
 }
 
 // errorTypeStatus maps Anthropic's error types to the HTTP status they

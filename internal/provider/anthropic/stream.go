@@ -24,13 +24,13 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	k := c.start(ctx)
 	resp, err := c.send(k, tr.body, true)
 	if err != nil {
-		k.release()
+		k.Release()
 		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		defer k.release()
+		defer k.Release()
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		var e errorBody
 		if json.Unmarshal(b, &e) == nil && e.Error != nil {
 			return nil, eventError(c.name, e)
@@ -40,8 +40,8 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	return c.newStream(k, resp.Body, req, tr.jsonTool), nil
 }
 
-func (c *Client) newStream(k *call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
-	return &stream{name: c.name, k: k, body: body, r: sse.NewReader(idleReader{body, k}, 0), now: c.now,
+func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
+	return &stream{name: c.name, k: k, body: body, r: sse.NewReader(k.Reader(body), 0), now: c.now,
 		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{}}
 }
 
@@ -49,7 +49,7 @@ func (c *Client) newStream(k *call, body io.ReadCloser, req *provider.ChatReques
 // keeps only the current chunk and the index of each open tool call.
 type stream struct {
 	name         string
-	k            *call
+	k            *provider.Call
 	body         io.ReadCloser
 	r            *sse.Reader
 	now          func() time.Time
@@ -220,7 +220,7 @@ func (s *stream) fail(err error) bool {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(s.name, err)
 	default:
-		if e := provider.FromTransport(s.k.ctx, s.name, err); e != nil {
+		if e := provider.FromTransport(s.k.Ctx, s.name, err); e != nil {
 			s.err = e
 		} else {
 			s.err = fmt.Errorf("anthropic %s: read stream: %w", s.name, err)
@@ -244,7 +244,7 @@ func (s *stream) Close() error {
 	}
 	s.closed = true
 	err := s.body.Close()
-	s.k.release()
+	s.k.Release()
 	s.r.Release()
 	s.r = nil
 	return err

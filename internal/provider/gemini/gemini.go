@@ -96,48 +96,14 @@ func New(o Options) (*Client, error) {
 	return c, nil
 }
 
-// call is one upstream exchange with its timers; release stops them.
-type call struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	total  *time.Timer
-	idle   *time.Timer
-	d      time.Duration
-}
-
-func (c *Client) start(ctx context.Context) *call {
-	ctx, cancel := context.WithCancelCause(ctx)
-	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
-	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
-	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
-	return k
-}
-
-func (k *call) touch() { k.idle.Reset(k.d) }
-
-func (k *call) release() {
-	k.total.Stop()
-	k.idle.Stop()
-	k.cancel(context.Canceled)
-}
-
-// idleReader resets the idle timer whenever bytes arrive.
-type idleReader struct {
-	r io.Reader
-	k *call
-}
-
-func (r idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.k.touch()
-	}
-	return n, err
+// start begins an upstream exchange under the client's timeouts.
+func (c *Client) start(ctx context.Context) *provider.Call {
+	return provider.StartCall(ctx, c.timeout, c.idle)
 }
 
 // send translates and posts req and returns the response once headers
 // arrived, or the client-facing error.
-func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*call, *http.Response, error) {
+func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*provider.Call, *http.Response, error) {
 	in, err := oaiwire.ParseRequest(req.Body)
 	if err != nil {
 		return nil, nil, provider.BadResponse(c.name, err) // the gateway validated it; unreachable
@@ -157,9 +123,9 @@ func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*call, *h
 		u += ":generateContent"
 	}
 	k := c.start(ctx)
-	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, u, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		k.release()
+		k.Release()
 		return nil, nil, fmt.Errorf("gemini %s: new request: %w", c.name, err)
 	}
 	hr.Header = c.header.Clone()
@@ -170,17 +136,17 @@ func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*call, *h
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		defer k.release()
-		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+		defer k.Release()
+		if e := provider.FromTransport(k.Ctx, c.name, err); e != nil {
 			return nil, nil, e
 		}
 		return nil, nil, err
 	}
-	k.touch()
+	k.Touch()
 	if resp.StatusCode/100 != 2 {
-		defer k.release()
+		defer k.Release()
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		return nil, nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
 	}
 	return k, resp, nil
@@ -192,14 +158,11 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 	if err != nil {
 		return nil, err
 	}
-	defer k.release()
+	defer k.Release()
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxBody+1))
+	body, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
 	if err != nil {
-		return nil, provider.FromTransport(k.ctx, c.name, err)
-	}
-	if int64(len(body)) > c.maxBody {
-		return nil, provider.BadResponse(c.name, fmt.Errorf("response exceeds %d bytes", c.maxBody))
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
 	var gr genResponse
 	if err := json.Unmarshal(body, &gr); err != nil {

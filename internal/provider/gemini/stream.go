@@ -22,9 +22,9 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		defer k.release()
+		defer k.Release()
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		if w := parseWireError(b); w != nil {
 			return nil, vendorFailure(c.name, w)
 		}
@@ -33,8 +33,8 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	return c.newStream(k, resp.Body, req.PublicModel, req.IncludeUsage), nil
 }
 
-func (c *Client) newStream(k *call, body io.ReadCloser, model string, includeUsage bool) *stream {
-	return &stream{c: c, k: k, body: body, r: sse.NewReader(idleReader{body, k}, 0), model: model,
+func (c *Client) newStream(k *provider.Call, body io.ReadCloser, model string, includeUsage bool) *stream {
+	return &stream{c: c, k: k, body: body, r: sse.NewReader(k.Reader(body), 0), model: model,
 		includeUsage: includeUsage, created: c.now().Unix(),
 		started: map[int]bool{}, calls: map[int]int{}, finished: map[int]bool{}}
 }
@@ -43,7 +43,7 @@ func (c *Client) newStream(k *call, body io.ReadCloser, model string, includeUsa
 // chunk and per-choice counters.
 type stream struct {
 	c            *Client
-	k            *call
+	k            *provider.Call
 	body         io.ReadCloser
 	r            *sse.Reader
 	model        string
@@ -186,7 +186,7 @@ func (s *stream) end(err error) bool {
 		case errors.Is(err, sse.ErrEventTooLarge):
 			s.err = provider.BadResponse(s.c.name, err)
 		default:
-			if e := provider.FromTransport(s.k.ctx, s.c.name, err); e != nil {
+			if e := provider.FromTransport(s.k.Ctx, s.c.name, err); e != nil {
 				s.err = e
 			} else {
 				s.err = err
@@ -237,7 +237,7 @@ func (s *stream) Close() error {
 	}
 	s.closed = true
 	err := s.body.Close()
-	s.k.release()
+	s.k.Release()
 	s.r.Release()
 	s.r = nil
 	return err

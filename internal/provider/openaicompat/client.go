@@ -120,43 +120,9 @@ func NewTransport() *http.Transport {
 	}
 }
 
-// call is one upstream exchange with its timers; release stops them.
-type call struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	total  *time.Timer
-	idle   *time.Timer
-	d      time.Duration
-}
-
-func (c *Client) start(ctx context.Context) *call {
-	ctx, cancel := context.WithCancelCause(ctx)
-	k := &call{ctx: ctx, cancel: cancel, d: c.idle}
-	k.total = time.AfterFunc(c.timeout, func() { cancel(provider.ErrTotalTimeout) })
-	k.idle = time.AfterFunc(c.idle, func() { cancel(provider.ErrIdleTimeout) })
-	return k
-}
-
-func (k *call) touch() { k.idle.Reset(k.d) }
-
-func (k *call) release() {
-	k.total.Stop()
-	k.idle.Stop()
-	k.cancel(context.Canceled)
-}
-
-// idleReader resets the idle timer whenever bytes arrive.
-type idleReader struct {
-	r io.Reader
-	k *call
-}
-
-func (r idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.k.touch()
-	}
-	return n, err
+// start begins an upstream exchange under the client's timeouts.
+func (c *Client) start(ctx context.Context) *provider.Call {
+	return provider.StartCall(ctx, c.timeout, c.idle)
 }
 
 // upstreamBody is the client's body with model set to the upstream id and,
@@ -191,7 +157,7 @@ func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 
 // send posts the body and returns the response once headers arrived, or the
 // client-facing error.
-func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error) {
+func (c *Client) send(k *provider.Call, req *provider.ChatRequest) (*http.Response, error) {
 	body, err := upstreamBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("openaicompat %s: patch body: %w", c.name, err)
@@ -200,7 +166,7 @@ func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error
 	if u == "" {
 		u = c.azureBase + url.PathEscape(req.UpstreamModel) + c.azureQuery
 	}
-	hr, err := http.NewRequestWithContext(k.ctx, http.MethodPost, u, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("openaicompat %s: new request: %w", c.name, err)
 	}
@@ -212,15 +178,15 @@ func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		if e := provider.FromTransport(k.ctx, c.name, err); e != nil {
+		if e := provider.FromTransport(k.Ctx, c.name, err); e != nil {
 			return nil, e
 		}
 		return nil, err
 	}
-	k.touch()
+	k.Touch()
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
 	}
 	return resp, nil
@@ -230,15 +196,15 @@ func (c *Client) send(k *call, req *provider.ChatRequest) (*http.Response, error
 // model set to the public id.
 func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider.ChatResponse, error) {
 	k := c.start(ctx)
-	defer k.release()
+	defer k.Release()
 	resp, err := c.send(k, req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := readBody(idleReader{resp.Body, k}, resp.ContentLength, c.maxBody)
+	body, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
 	if err != nil {
-		return nil, provider.FromTransport(k.ctx, c.name, err)
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
 	if err := jsonx.Check(body, 256); err != nil {
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
@@ -256,19 +222,4 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 		res.Usage, res.HasUsage = parseUsage(u)
 	}
 	return res, nil
-}
-
-func readBody(r io.Reader, n, limit int64) ([]byte, error) {
-	if n > limit {
-		return nil, fmt.Errorf("response of %d bytes exceeds %d", n, limit)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(n, 512)+1))
-	m, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if m > limit {
-		return nil, fmt.Errorf("response exceeds %d bytes", limit)
-	}
-	return buf.Bytes(), nil
 }

@@ -254,7 +254,7 @@ func FuzzStreamSplits(f *testing.F) {
 // the stream translator.
 func transform(t testing.TB, pieces [][]byte) string {
 	pr := &piecesReader{pieces: pieces}
-	k := &call{ctx: context.Background(), cancel: func(error) {}, total: time.NewTimer(time.Hour), idle: time.NewTimer(time.Hour), d: time.Hour}
+	k := provider.StartCall(context.Background(), time.Hour, time.Hour)
 	s := newStream("fuzz", k, pr, []byte(`"pub"`), false)
 	var out strings.Builder
 	for s.Next() {
@@ -324,7 +324,7 @@ func BenchmarkStreamTransform(b *testing.B) {
 	b.SetBytes(int64(len(fixture)))
 	b.ReportAllocs()
 	for b.Loop() {
-		k := &call{ctx: context.Background(), cancel: func(error) {}, total: time.NewTimer(time.Hour), idle: time.NewTimer(time.Hour), d: time.Hour}
+		k := provider.StartCall(context.Background(), time.Hour, time.Hour)
 		s := newStream("b", k, io.NopCloser(bytes.NewReader(fixture)), []byte(`"pub"`), false)
 		for s.Next() {
 		}

@@ -20,14 +20,14 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	k := c.start(ctx)
 	resp, err := c.send(k, req)
 	if err != nil {
-		k.release()
+		k.Release()
 		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// Some vendors answer a stream request with one JSON error body.
-		defer k.release()
+		defer k.Release()
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(idleReader{resp.Body, k}, c.maxError))
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		if ev, ok := jsonx.Field(b, "error"); jsonx.Check(b, 64) == nil && ok && !jsonx.IsNull(ev) {
 			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(b))
 		}
@@ -37,15 +37,15 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	return newStream(c.name, k, resp.Body, q, req.IncludeUsage), nil
 }
 
-func newStream(name string, k *call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
-	return &stream{name: name, k: k, body: body, r: sse.NewReader(idleReader{body, k}, 0),
+func newStream(name string, k *provider.Call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
+	return &stream{name: name, k: k, body: body, r: sse.NewReader(k.Reader(body), 0),
 		model: model, includeUsage: includeUsage}
 }
 
 // stream reads upstream SSE event by event; it keeps only the current chunk.
 type stream struct {
 	name         string
-	k            *call
+	k            *provider.Call
 	body         io.ReadCloser
 	r            *sse.Reader
 	model        []byte // quoted public model id
@@ -177,7 +177,7 @@ func (s *stream) fail(err error) {
 		s.err = provider.BadResponse(s.name, err)
 		return
 	}
-	if e := provider.FromTransport(s.k.ctx, s.name, err); e != nil {
+	if e := provider.FromTransport(s.k.Ctx, s.name, err); e != nil {
 		s.err = e
 		return
 	}
@@ -195,7 +195,7 @@ func (s *stream) Close() error {
 	}
 	s.closed = true
 	err := s.body.Close()
-	s.k.release()
+	s.k.Release()
 	s.r.Release()
 	s.r = nil
 	return err

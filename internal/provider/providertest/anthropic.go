@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -16,35 +15,16 @@ import (
 // id in a request picks the scenario (see ServeHTTP).
 type Anthropic struct {
 	*httptest.Server
-	t testing.TB
-
-	mu       sync.Mutex
-	received []Received
+	requestLog
 }
 
 // NewAnthropic starts a fake Anthropic upstream; it is closed when the
 // test ends.
 func NewAnthropic(t testing.TB) *Anthropic {
-	f := &Anthropic{t: t}
+	f := &Anthropic{requestLog: requestLog{t: t}}
 	f.Server = httptest.NewServer(f)
 	t.Cleanup(f.Close)
 	return f
-}
-
-// Received returns a copy of the requests so far.
-func (f *Anthropic) Received() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last is the most recent request.
-func (f *Anthropic) Last() Received {
-	r := f.Received()
-	if len(r) == 0 {
-		f.t.Fatal("the upstream received no request")
-	}
-	return r[len(r)-1]
 }
 
 type anthropicRequest struct {
@@ -91,9 +71,7 @@ func (f *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "fake upstream: "+err.Error())
 		return
 	}
-	f.mu.Lock()
-	f.received = append(f.received, Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
-	f.mu.Unlock()
+	f.add(Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
 	if r.Header.Get("X-Api-Key") == "" || r.Header.Get("Anthropic-Version") == "" {
 		anthropicError(w, http.StatusUnauthorized, "authentication_error", "x-api-key header is required")
 		return

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -14,37 +13,18 @@ import (
 // Gemini is a fake Gemini API upstream (generateContent and
 // streamGenerateContent?alt=sse) replaying fixtures under testdata/gemini/.
 // The model id in the URL picks the scenario (see ServeHTTP).
+// Received's Model is the model id from the URL.
 type Gemini struct {
 	*httptest.Server
-	t testing.TB
-
-	mu       sync.Mutex
-	received []Received
+	requestLog
 }
 
 // NewGemini starts a fake Gemini upstream; it is closed when the test ends.
 func NewGemini(t testing.TB) *Gemini {
-	f := &Gemini{t: t}
+	f := &Gemini{requestLog: requestLog{t: t}}
 	f.Server = httptest.NewServer(f)
 	t.Cleanup(f.Close)
 	return f
-}
-
-// Received returns a copy of the requests so far; Model is the model id
-// from the URL.
-func (f *Gemini) Received() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last is the most recent request.
-func (f *Gemini) Last() Received {
-	r := f.Received()
-	if len(r) == 0 {
-		f.t.Fatal("the fake Gemini received no request")
-	}
-	return r[len(r)-1]
 }
 
 // geminiRequest is the part of a request the fake looks at.
@@ -100,9 +80,7 @@ func (f *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, http.StatusBadRequest, `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified","status":"INVALID_ARGUMENT"}}`)
 		return
 	}
-	f.mu.Lock()
-	f.received = append(f.received, Received{Header: r.Header.Clone(), Body: body, Model: model})
-	f.mu.Unlock()
+	f.add(Received{Header: r.Header.Clone(), Body: body, Model: model})
 	if r.Header.Get("X-Goog-Api-Key") == "" {
 		f.fail(w, http.StatusForbidden, `{"error":{"code":403,"message":"Method doesn't allow unregistered callers.","status":"PERMISSION_DENIED"}}`)
 		return

@@ -37,40 +37,50 @@ type Received struct {
 	Model  string // the body's model field
 }
 
+// requestLog keeps what a fake upstream received; each fake embeds one.
+type requestLog struct {
+	t        testing.TB
+	mu       sync.Mutex
+	received []Received
+}
+
+func (l *requestLog) add(r Received) {
+	l.mu.Lock()
+	l.received = append(l.received, r)
+	l.mu.Unlock()
+}
+
+// Received returns a copy of the requests so far.
+func (l *requestLog) Received() []Received {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Received(nil), l.received...)
+}
+
+// Last is the most recent request; the test fails when there was none.
+func (l *requestLog) Last() Received {
+	r := l.Received()
+	if len(r) == 0 {
+		l.t.Fatal("the fake upstream received no request")
+	}
+	return r[len(r)-1]
+}
+
 // OpenAI is a fake OpenAI-compatible upstream. The upstream model id in a
 // request picks the scenario (see ServeHTTP), so one server covers every
 // behaviour a test needs.
 type OpenAI struct {
 	*httptest.Server
-	t testing.TB
-
-	mu        sync.Mutex
-	received  []Received
-	cancelled int // requests whose context ended before the answer did
+	requestLog
+	cancelled int // requests whose context ended before the answer did; under mu
 }
 
 // NewOpenAI starts a fake upstream; it is closed when the test ends.
 func NewOpenAI(t testing.TB) *OpenAI {
-	f := &OpenAI{t: t}
+	f := &OpenAI{requestLog: requestLog{t: t}}
 	f.Server = httptest.NewServer(f)
 	t.Cleanup(f.Close)
 	return f
-}
-
-// Received returns a copy of the requests so far.
-func (f *OpenAI) Received() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last is the most recent request.
-func (f *OpenAI) Last() Received {
-	r := f.Received()
-	if len(r) == 0 {
-		f.t.Fatal("the upstream received no request")
-	}
-	return r[len(r)-1]
 }
 
 // Cancelled counts requests the gateway abandoned mid-answer.
@@ -115,9 +125,7 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"fake upstream: %s","type":"invalid_request_error"}}`, err)
 		return
 	}
-	f.mu.Lock()
-	f.received = append(f.received, Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
-	f.mu.Unlock()
+	f.add(Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
 
 	if strings.HasPrefix(req.Model, "err-") {
 		f.fail(w, strings.TrimPrefix(req.Model, "err-"))

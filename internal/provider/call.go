@@ -1,0 +1,77 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Call is one upstream exchange bounded by two timers: the whole exchange
+// (streams included) and the longest quiet spell (waiting for headers, or
+// between two body bytes). When one fires, Ctx is cancelled with
+// ErrTotalTimeout or ErrIdleTimeout as its cause, which FromTransport turns
+// into the client's 504. Every adapter runs its requests in one.
+type Call struct {
+	Ctx    context.Context
+	cancel context.CancelCauseFunc
+	total  *time.Timer
+	idle   *time.Timer
+	d      time.Duration
+}
+
+// StartCall starts the timers of an exchange under ctx.
+func StartCall(ctx context.Context, total, idle time.Duration) *Call {
+	ctx, cancel := context.WithCancelCause(ctx)
+	k := &Call{Ctx: ctx, cancel: cancel, d: idle}
+	k.total = time.AfterFunc(total, func() { cancel(ErrTotalTimeout) })
+	k.idle = time.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
+	return k
+}
+
+// Touch restarts the idle timer: the upstream just said something.
+func (k *Call) Touch() { k.idle.Reset(k.d) }
+
+// Release stops the timers and cancels Ctx; call it once the exchange is
+// over (the body closed).
+func (k *Call) Release() {
+	k.total.Stop()
+	k.idle.Stop()
+	k.cancel(context.Canceled)
+}
+
+// Reader wraps an upstream body so that every read that brings bytes
+// restarts the idle timer.
+func (k *Call) Reader(r io.Reader) io.Reader { return idleReader{r, k} }
+
+type idleReader struct {
+	r io.Reader
+	k *Call
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.k.Touch()
+	}
+	return n, err
+}
+
+// ReadBody reads a whole upstream answer of declared length n (-1 when
+// unknown) and fails when it is longer than limit, without reading more
+// than limit+1 bytes.
+func ReadBody(r io.Reader, n, limit int64) ([]byte, error) {
+	if n > limit {
+		return nil, fmt.Errorf("response of %d bytes exceeds %d", n, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(n, 512)+1))
+	m, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if m > limit {
+		return nil, fmt.Errorf("response exceeds %d bytes", limit)
+	}
+	return buf.Bytes(), nil
+}
