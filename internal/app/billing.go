@@ -54,11 +54,16 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver) *
 			if !ok {
 				return billing.ModelPrice{}, false
 			}
-			return billing.ModelPrice{
+			mp := billing.ModelPrice{
 				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput},
 				Free:  m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
-			}, true
+				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond,
+			}
+			for _, ip := range m.Images {
+				mp.Images = append(mp.Images, billing.ImagePrice{Size: ip.Size, Quality: ip.Quality, Price: ip.Price})
+			}
+			return mp, true
 		},
 		Ratio: func(group string) int64 {
 			if v, ok := ratios[group]; ok && v > 0 {

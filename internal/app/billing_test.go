@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,6 +108,8 @@ func TestChargesAndCostHeader(t *testing.T) {
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
 		}
+		// The SDK stops at [DONE]; trailers are there once the body is read to its end.
+		_, _ = io.Copy(io.Discard, raw.Body)
 		if got := raw.Trailer.Get("X-Modelgate-Cost"); got != "0.000009" {
 			t.Errorf("stream trailer X-Modelgate-Cost = %q (include_usage %v)", got, includeUsage)
 		}

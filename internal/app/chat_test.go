@@ -10,6 +10,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/modelgate/modelgate/internal/provider/demo"
 )
 
 func weatherTool() oai.ChatCompletionToolUnionParam {
@@ -198,10 +200,10 @@ func TestModels(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := ids(g.keys["basic"]), []string{"demo-chat", "demo-echo", "gpt-4o-mini"}; !reflect.DeepEqual(got, want) {
+	if got, want := ids(g.keys["basic"]), []string{"demo-chat", "demo-echo", "demo-embed", "demo-image", "demo-instruct", "demo-transcribe", "gpt-4o-mini"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("basic group sees %v, want %v", got, want)
 	}
-	if got := ids(g.keys["default"]); len(got) != len(upstreamModels)+3 {
+	if got := ids(g.keys["default"]); len(got) != len(upstreamModels)+len(demo.Models)+1 {
 		t.Errorf("default group sees %d models: %v", len(got), got)
 	}
 	basic, def := g.client(g.keys["basic"]), g.client(g.keys["default"])

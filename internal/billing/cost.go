@@ -96,6 +96,39 @@ type ModelPrice struct {
 	ContextWindow int64  // tokens; 0 unknown
 	MaxOutput     int64  // tokens; 0 unknown
 	Tokenizer     string // catalog tokenizer name ("o200k", "cl100k", "" approximate)
+
+	Modality       string       // the catalog's: chat, completion, embedding, image, audio, video
+	Images         []ImagePrice // per generated image, by size and quality
+	ImageSizes     []string     // the sizes (WxH) an image model accepts; nil: any
+	AudioPerSecond money.Micros // per second of input audio
+}
+
+// ImagePrice is the price of one image of a size and quality ("" matches
+// any size or quality).
+type ImagePrice struct {
+	Size, Quality string
+	Price         money.Micros
+}
+
+// ImagePrice finds the price of one image of size and quality: an exact
+// match first, then an entry that leaves size or quality open.
+func (m ModelPrice) ImagePrice(size, quality string) (money.Micros, bool) {
+	best, rank := money.Micros(0), 0
+	for _, p := range m.Images {
+		r := 0
+		switch {
+		case p.Size == size && p.Quality == quality:
+			r = 3
+		case p.Size == size && p.Quality == "":
+			r = 2
+		case p.Size == "" && (p.Quality == quality || p.Quality == ""):
+			r = 1
+		}
+		if r > rank {
+			best, rank = p.Price, r
+		}
+	}
+	return best, rank > 0
 }
 
 // DefaultMaxOutput is the output reserved for a model whose maximum output

@@ -34,6 +34,7 @@ type Model struct {
 // Router is immutable once built and safe for concurrent use.
 type Router struct {
 	tiers  map[string][]Deployment // the lowest-priority tier of each model
+	all    map[string][]Deployment // every deployment of each model, by priority
 	models []Model                 // sorted by id
 	byID   map[string]Model
 }
@@ -47,7 +48,7 @@ func New(deps []Deployment) *Router {
 		}
 		all[d.Model] = append(all[d.Model], d)
 	}
-	r := &Router{tiers: make(map[string][]Deployment, len(all)), byID: make(map[string]Model, len(all))}
+	r := &Router{tiers: make(map[string][]Deployment, len(all)), all: all, byID: make(map[string]Model, len(all))}
 	for id, ds := range all {
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Priority < ds[j].Priority })
 		n := 1
@@ -65,7 +66,31 @@ func New(deps []Deployment) *Router {
 
 // Pick chooses the deployment for one request.
 func (r *Router) Pick(model string) (Deployment, bool) {
-	tier := r.tiers[model]
+	return pick(r.tiers[model])
+}
+
+// PickFor chooses among the deployments of model whose adapter can serve
+// the endpoint (can reports it, typically by a type assertion such as
+// provider.Embedder): the lowest priority tier of those, weighted. ok is
+// false when none can; Has then tells an unknown model from one that only
+// lacks the capability.
+func (r *Router) PickFor(model string, can func(provider.Chatter) bool) (Deployment, bool) {
+	var tier []Deployment
+	for _, d := range r.all[model] {
+		if len(tier) > 0 && d.Priority != tier[0].Priority {
+			break
+		}
+		if can(d.Chatter) {
+			tier = append(tier, d)
+		}
+	}
+	return pick(tier)
+}
+
+// Has reports whether model is served at all.
+func (r *Router) Has(model string) bool { return len(r.all[model]) > 0 }
+
+func pick(tier []Deployment) (Deployment, bool) {
 	switch len(tier) {
 	case 0:
 		return Deployment{}, false

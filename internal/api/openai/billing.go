@@ -33,9 +33,10 @@ type charge struct {
 	b     *Billing
 	price billing.ModelPrice
 	ratio int64
+	payer billing.Payer
 	hold  *billing.Hold
 	tok   *tokenize.Tokenizer
-	body  []byte
+	body  []byte // chat only: the request, for counting its prompt
 }
 
 // admit prices the request, refuses prompts that cannot fit the model's
@@ -47,12 +48,10 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 	}
 	mp, ok := b.Prices(public, upstream)
 	if !ok || (!mp.Free && !mp.Priced) {
-		h.log().Error("model has no price; refusing it (set a price or free: true in the config's models section)",
-			"model", public, "upstream_model", upstream)
-		return nil, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeModelNotPriced,
-			Message: fmt.Sprintf("The model '%s' is not available: the gateway has no price for it. Ask the operator to configure one.", public)}
+		return nil, h.notPriced(public, upstream)
 	}
-	c := &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer), body: body}
+	c := &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer), body: body,
+		payer: billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}}
 	counter := c.tok
 	if w := mp.ContextWindow; w > 0 {
 		// Counting stops soon after twice the window: enough to refuse, and
@@ -88,7 +87,7 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 		out = billing.DefaultMaxOutput
 	}
 	out *= max(params.N, 1)
-	payer := billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}
+	payer := c.payer
 	// First try the cheap upper bound (every prompt token is at least one
 	// byte); only when the balance cannot cover that, count the prompt.
 	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
@@ -108,18 +107,99 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 			c.hold, err = b.Reserver.Reserve(ctx, payer, amount)
 		}
 	}
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.Is(err, billing.ErrInsufficient):
-		return nil, quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
-			amount.String() + "). Add funds, or lower max_tokens.")
-	case errors.Is(err, billing.ErrKeyCap):
-		return nil, quota("This API key has reached its spend cap.")
-	case errors.Is(err, billing.ErrOverflow):
-		return nil, apierr.Invalid("max_tokens", "The request's maximum cost is too large to reserve; lower max_tokens.")
+	if err != nil {
+		return nil, reserveError(err, amount, "max_tokens")
 	}
-	return nil, apierr.Internal(err)
+	return c, nil
+}
+
+// reserveError is the client's error for a failed reservation of amount;
+// param names what the client can lower.
+func reserveError(err error, amount money.Micros, param string) error {
+	switch {
+	case errors.Is(err, billing.ErrInsufficient):
+		hint := "."
+		if param != "" {
+			hint = ", or lower " + param + "."
+		}
+		return quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
+			amount.String() + "). Add funds" + hint)
+	case errors.Is(err, billing.ErrKeyCap):
+		return quota("This API key has reached its spend cap.")
+	case errors.Is(err, billing.ErrOverflow):
+		return apierr.Invalid(param, "The request's maximum cost is too large to reserve; lower %s.", param)
+	}
+	return apierr.Internal(err)
+}
+
+// notPriced is the 503 for a model the gateway cannot bill (never served
+// free by accident); the operator sees why in the log.
+func (h *Handler) notPriced(public, upstream string) error {
+	h.log().Error("model has no price; refusing it (set a price or free: true in the config's models section)",
+		"model", public, "upstream_model", upstream)
+	return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeModelNotPriced,
+		Message: fmt.Sprintf("The model '%s' is not available: the gateway has no price for it. Ask the operator to configure one.", public)}
+}
+
+// startCharge begins billing a request that is not a chat completion.
+// usable reports whether the model's price covers this endpoint (a token
+// price for embeddings, image prices for images, ...); a model that is
+// neither free nor usable is refused with model_not_priced. The charge is
+// nil when billing is off; every charge method accepts nil.
+func (h *Handler) startCharge(p gate.Principal, public, upstream string, usable func(billing.ModelPrice) bool) (*charge, error) {
+	b := h.Billing
+	if b == nil {
+		return nil, nil
+	}
+	mp, ok := b.Prices(public, upstream)
+	if !ok || (!mp.Free && !usable(mp)) {
+		return nil, h.notPriced(public, upstream)
+	}
+	return &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer),
+		payer: billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}}, nil
+}
+
+// reserve holds amount, the most the request can cost with the group's
+// ratio applied; param names what the client can lower to fit. Free models
+// hold nothing.
+func (c *charge) reserve(ctx context.Context, amount money.Micros, param string) error {
+	if c == nil || c.price.Free {
+		return nil
+	}
+	h, err := c.b.Reserver.Reserve(ctx, c.payer, amount)
+	if err != nil {
+		return reserveError(err, amount, param)
+	}
+	c.hold = h
+	return nil
+}
+
+// tokenCost is what t costs at the model's token price and the group's
+// ratio; free models cost nothing.
+func (c *charge) tokenCost(t billing.Tokens) (money.Micros, error) {
+	if c == nil || c.price.Free {
+		return 0, nil
+	}
+	return billing.Cost(c.price.Price, t, c.ratio)
+}
+
+// flatCost is count units at unit price (per image, per second) with the
+// group's ratio applied; free models cost nothing.
+func (c *charge) flatCost(unit money.Micros, count int64) (money.Micros, error) {
+	if c == nil || c.price.Free {
+		return 0, nil
+	}
+	return billing.Scale(unit, count, c.ratio)
+}
+
+// settleCost charges cost against the reservation and returns it; with
+// no reservation (free model, billing off) it charges nothing.
+func (c *charge) settleCost(cost money.Micros) money.Micros {
+	if c == nil || c.hold == nil {
+		return 0
+	}
+	c.hold.Settle(cost)
+	return cost
 }
 
 func quota(msg string) *apierr.Error {

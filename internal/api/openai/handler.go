@@ -45,6 +45,13 @@ type Handler struct {
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.
 func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("/v1/chat/completions", h.only(http.MethodPost, h.chat))
+	mux.Handle("/v1/completions", h.only(http.MethodPost, h.completions))
+	mux.Handle("/v1/embeddings", h.only(http.MethodPost, h.embeddings))
+	mux.Handle("/v1/images/generations", h.only(http.MethodPost, h.imageGenerations))
+	mux.Handle("/v1/images/edits", h.only(http.MethodPost, h.imageEdits))
+	mux.Handle("/v1/audio/transcriptions", h.only(http.MethodPost, h.transcriptions))
+	mux.Handle("/v1/responses", h.only(http.MethodPost, h.responses))
+	mux.Handle("/v1/responses/{id}", h.only(http.MethodGet, h.getResponse))
 	mux.Handle("/v1/models", h.only(http.MethodGet, h.listModels))
 	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.getModel))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

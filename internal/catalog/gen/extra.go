@@ -73,5 +73,13 @@ func extraModels() []catalog.Model {
 			VideoPerSecond: usd(100), ImageSizes: []string{"1280x720"}, VideoDurations: videoDurations},
 		demo("demo-chat"),
 		demo("demo-echo"),
+		// The demo models of the other endpoints, free and offline too.
+		{ID: "demo-embed", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Embedding,
+			ContextWindow: 8192, Tokenizer: "cl100k", Free: true},
+		{ID: "demo-instruct", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Completion,
+			ContextWindow: 16384, MaxOutput: 4096, Tokenizer: "cl100k", Free: true},
+		{ID: "demo-image", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Image, Free: true,
+			ImageSizes: []string{"256x256", "512x512", "1024x1024"}},
+		{ID: "demo-transcribe", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Audio, Free: true},
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 )
 
-// Models are the ids the demo provider serves.
-var Models = []string{"demo-chat", "demo-echo"}
+// Models are the ids the demo provider serves: chat models, and one model
+// for each other endpoint (embeddings, legacy completions, images, audio
+// transcription).
+var Models = []string{"demo-chat", "demo-echo", "demo-embed", "demo-instruct", "demo-image", "demo-transcribe"}
 
 // OwnedBy is the vendor label of every demo model, so /v1/models shows
 // clearly that they are not real models.
