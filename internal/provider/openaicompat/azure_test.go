@@ -58,3 +58,25 @@ func TestAzure(t *testing.T) {
 		}
 	}
 }
+
+func TestURL(t *testing.T) {
+	oa, _ := New(Options{Name: "o", BaseURL: "https://api.example.com/v1/"})
+	az, _ := New(Options{Name: "a", BaseURL: "https://r.openai.azure.com", Azure: true, APIVersion: "2025-01-01"})
+	tests := []struct {
+		c              *Client
+		path, upstream string
+		want           string
+	}{
+		{oa, "embeddings", "text-embedding-3-small", "https://api.example.com/v1/embeddings"},
+		{oa, "/images/edits", "dall-e-2", "https://api.example.com/v1/images/edits"},
+		{oa, "responses/resp_1", "", "https://api.example.com/v1/responses/resp_1"},
+		{az, "embeddings", "my emb", "https://r.openai.azure.com/openai/deployments/my%20emb/embeddings?api-version=2025-01-01"},
+		{az, "audio/transcriptions", "whisper", "https://r.openai.azure.com/openai/deployments/whisper/audio/transcriptions?api-version=2025-01-01"},
+		{az, "responses/resp_1", "", "https://r.openai.azure.com/openai/responses/resp_1?api-version=2025-01-01"},
+	}
+	for _, tt := range tests {
+		if got := tt.c.URL(tt.path, tt.upstream); got != tt.want {
+			t.Errorf("URL(%q, %q) = %q, want %q", tt.path, tt.upstream, got, tt.want)
+		}
+	}
+}

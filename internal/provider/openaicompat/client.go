@@ -47,6 +47,7 @@ const DefaultAzureAPIVersion = "2024-10-21"
 // Client talks to one OpenAI-compatible upstream.
 type Client struct {
 	name    string
+	base    string // base_url without a trailing slash
 	chatURL string // "" for Azure, whose URL names the deployment
 	// azureBase + deployment + azureQuery is an Azure chat URL.
 	azureBase, azureQuery string
@@ -81,7 +82,7 @@ func New(o Options) (*Client, error) {
 		h.Set(k, v)
 	}
 	c := &Client{
-		name: o.Name, chatURL: base + "/chat/completions", header: h,
+		name: o.Name, base: base, chatURL: base + "/chat/completions", header: h,
 		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient,
 		maxBody: 64 << 20, maxError: 1 << 20,
 	}
