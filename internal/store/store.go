@@ -188,6 +188,20 @@ type Bootstrapper interface {
 	Bootstrap(ctx context.Context, a Account, k Key, credit money.Micros) (bool, error)
 }
 
+// Responses records the ownership of vendor-stored Responses API objects
+// created through the gateway: every key shares the operator's vendor
+// account, so the gateway itself decides which account may read an id.
+type Responses interface {
+	// SaveResponseOwner records that accountID created the response id.
+	// Saving the same id for the same account again is a no-op;
+	// ErrConflict when id belongs to another account, ErrNotFound when
+	// the account does not exist.
+	SaveResponseOwner(ctx context.Context, id, accountID string, at time.Time) error
+	// ResponseOwner returns the account that created id; ErrNotFound when
+	// the gateway never saved it.
+	ResponseOwner(ctx context.Context, id string) (accountID string, err error)
+}
+
 // Store is everything a backend provides.
 type Store interface {
 	Accounts
@@ -196,5 +210,6 @@ type Store interface {
 	Ledger
 	Holds
 	Bootstrapper
+	Responses
 	Close() error
 }
