@@ -61,6 +61,12 @@ func (r *geminiRequest) afterTool() bool {
 //
 // A request without an x-goog-api-key header gets Google's 403.
 func (f *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveEmbed(w, r) { // embed.go
+		return
+	}
+	if f.serveImagen(w, r) { // images.go
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
 	model, method, ok2 := strings.Cut(rest, ":")
 	if r.Method != http.MethodPost || !ok || !ok2 || (method != "generateContent" && method != "streamGenerateContent") {

@@ -114,6 +114,22 @@ type request struct {
 //	stream-json     a stream request answered with a JSON error and status 200
 //	anything else   the recorded completion or stream
 func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveTranscription(w, r) { // audio.go
+		return
+	}
+	if f.serveEmbeddings(w, r) { // embed.go
+		return
+	}
+	if f.serveResponses(w, r) { // responses.go
+		return
+	}
+	if f.serveImages(w, r) { // images.go
+		return
+	}
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/completions" {
+		f.serveCompletion(w, r) // completions.go
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
