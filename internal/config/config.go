@@ -51,6 +51,7 @@ type Config struct {
 	Providers       []Provider       `yaml:"providers"`
 	Groups          map[string]Group `yaml:"groups"`
 	Billing         Billing          `yaml:"billing"`
+	Images          Images           `yaml:"images"`
 	Models          []ModelConfig    `yaml:"models"` // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`      // file it was loaded from; "" for the built-in default
 
@@ -289,6 +290,7 @@ func (c *Config) ApplyDefaults() {
 		c.Groups = map[string]Group{defaultGroup: {Models: []string{"*"}}}
 	}
 	c.applyBillingDefaults()
+	c.applyImagesDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

@@ -70,6 +70,8 @@ var (
 		reflect.TypeFor[Billing]():          "billing",
 		reflect.TypeFor[ModelConfig]():      "catalog model",
 		reflect.TypeFor[ImagePriceConfig](): "image price",
+		reflect.TypeFor[Images]():           "images",
+		reflect.TypeFor[ImagesS3]():         "images s3",
 	}
 )
 

@@ -26,6 +26,7 @@ func (c *Config) Validate() []Problem {
 	v.groups()
 	v.billing()
 	v.catalogModels()
+	v.imageStore()
 	return sortProblems(v.problems)
 }
 
