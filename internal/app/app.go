@@ -19,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
@@ -49,6 +50,7 @@ type App struct {
 	instance string // this process, in the holds table
 	router   *route.Router
 	server   *server.Server
+	sweeper  *imagestore.Sweeper // deletes images whose URLs expired
 }
 
 // OpenStore opens the configured database (CLI commands share it).
@@ -100,6 +102,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now})
+	images, sweeper, err := newImageStore(cfg, o.Now, o.Logger)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.sweeper = sweeper
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
@@ -112,6 +120,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		MaxBody: cfg.MaxRequestBytes,
 		Log:     o.Logger,
 		Now:     o.Now,
+		Images:  images,
+
+		Responses: st,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -119,6 +130,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	h.Routes(mux)
+	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now})
 	return a, nil
@@ -157,10 +169,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	hctx, stopHolds := context.WithCancel(context.Background())
 	holdsDone := make(chan struct{})
 	go func() { a.publishHolds(hctx); close(holdsDone) }()
+	sweepDone := make(chan struct{})
+	go func() { _ = a.sweeper.Run(hctx); close(sweepDone) }()
 
 	serveErr := a.server.Serve(ctx, ln)
 	stopHolds()
 	<-holdsDone
+	<-sweepDone
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

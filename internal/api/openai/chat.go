@@ -32,14 +32,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	var out outcome
 	defer h.record(info, &out)
 
-	p, err := h.authenticate(r, info)
-	if err != nil {
-		h.fail(w, info, err)
-		return
-	}
-	body, err := h.readJSON(w, r)
-	if err != nil {
-		h.fail(w, info, err)
+	p, body, ok := h.authJSON(w, r, info)
+	if !ok {
 		return
 	}
 	params, perr := parseChat(body)
@@ -76,15 +70,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	out.usage = res.Usage
 	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
-	if c != nil {
-		w.Header().Set(costHeader, out.cost.String())
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	info.Status = http.StatusOK
-	if _, err := w.Write(res.Body); err != nil {
-		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, err.Error()
-	}
+	h.writeJSON(w, info, c != nil, &out, res.Body)
 }
 
 // stream relays chunks as they arrive. The first chunk is read before the
@@ -97,6 +83,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		h.fail(w, info, err)
 		return
 	}
+	h.relay(w, info, st, c, c.delivered(), func(u *provider.Usage, completion func() int64) money.Micros {
+		return c.settle(u, completion, out)
+	}, out)
+}
+
+// relay sends the chunks of st to the client as they arrive (chat and
+// legacy completions share it). delivered counts what reached the client
+// (nil without billing); settle charges the final usage, completing it with
+// the delivered count when the vendor reported none.
+func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.ChatStream, c *charge, delivered *delivered,
+	settle func(u *provider.Usage, completion func() int64) money.Micros, out *outcome) {
 	defer st.Close()
 	more := st.Next()
 	if !more && st.Err() != nil {
@@ -118,7 +115,6 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	buffered, _ := st.(provider.Buffered)
 	// Delivered text is counted as it goes (bounded memory), for when the
 	// vendor's usage never comes: the client left, or the vendor sends none.
-	delivered := c.delivered()
 	defer delivered.release()
 	var werr error
 	for ; more; more = st.Next() {
@@ -140,7 +136,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 	if werr != nil {
 		// The client left: it pays for what it was sent, not for the rest.
 		out.usage = provider.Usage{}
-		out.cost = c.settle(&out.usage, delivered.tokens, out)
+		out.cost = settle(&out.usage, delivered.tokens)
 		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
 		return
 	}
@@ -149,7 +145,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		if e.Status == apierr.StatusClientClosed {
 			// The client left while we waited upstream: as above.
 			out.usage = provider.Usage{}
-			out.cost = c.settle(&out.usage, delivered.tokens, out)
+			out.cost = settle(&out.usage, delivered.tokens)
 		} else {
 			// An upstream failure mid-stream: the gateway absorbs the
 			// partial answer, the client is charged nothing.
@@ -166,7 +162,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.I
 		_ = sw.Flush()
 		return
 	}
-	out.cost = c.settle(&out.usage, delivered.tokens, out)
+	out.cost = settle(&out.usage, delivered.tokens)
 	if c != nil {
 		hdr.Set(costHeader, out.cost.String())
 	}

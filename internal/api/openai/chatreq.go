@@ -52,10 +52,7 @@ func (p *chatParams) member(key string, v []byte) *apierr.Error {
 	var e *apierr.Error
 	switch key {
 	case "model":
-		var ok bool
-		if p.Model, ok, e = str(v, key); e == nil && ok && len(p.Model) > 256 {
-			e = apierr.Invalid(key, "Invalid 'model': longer than 256 characters.")
-		}
+		p.Model, e = modelName(v)
 	case "messages":
 		p.hasMessages, e = checkMessages(v)
 	case "stream":
@@ -105,19 +102,9 @@ func (p *chatParams) member(key string, v []byte) *apierr.Error {
 	return e
 }
 
-func (p *chatParams) streamOptions(v []byte) *apierr.Error {
-	switch kind(v) {
-	case "null":
-		return nil
-	case "object":
-	default:
-		return wrongType("stream_options", "an object", v)
-	}
-	return members(v, "stream_options", []string{"include_usage"}, func(key string, val []byte) *apierr.Error {
-		var e *apierr.Error
-		p.IncludeUsage, _, e = boolean(val, "stream_options.include_usage")
-		return e
-	})
+func (p *chatParams) streamOptions(v []byte) (e *apierr.Error) {
+	p.IncludeUsage, e = streamOptions(v)
+	return e
 }
 
 func stringMap(v []byte, param string) *apierr.Error {

@@ -1,8 +1,93 @@
 package openai
 
-import "net/http"
+import (
+	"net/http"
 
-// completions serves POST /v1/completions. PLACEHOLDER: being written; replace this whole file.
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/completechat"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+)
+
+// completions serves POST /v1/completions, OpenAI's legacy text
+// completions. Any deployment of the model can serve it: an adapter that
+// implements provider.Completer (OpenAI-compatible vendors) gets the body
+// passed through, unless the catalog knows the model as a chat model; any
+// other gets it translated to chat and back (completechat), which refuses
+// what chat models cannot do.
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "completions")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "completions"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, body, ok := h.authJSON(w, r, info)
+	if !ok {
+		return
+	}
+	params, perr := parseCompletion(body)
+	if perr != nil {
+		h.fail(w, info, perr)
+		return
+	}
+	info.Model, info.Stream = params.Model, params.Stream
+	d, ok := h.Router.Pick(params.Model)
+	if !ok || !h.Policy.Allows(p.Group, params.Model) {
+		h.fail(w, info, apierr.ModelNotFound(params.Model))
+		return
+	}
+	info.Provider, info.Upstream = d.Provider, d.Upstream
+	cp, passthrough := d.Chatter.(provider.Completer)
+	if passthrough && h.chatModel(params.Model, d.Upstream) {
+		passthrough = false
+	}
+	if !passthrough {
+		cp = completechat.New(d.Chatter)
+	}
+	c, err := h.admitCompletion(r.Context(), p, params.Model, d.Upstream, body, params, passthrough)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	req := &provider.CompletionRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
+		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
+	if c != nil {
+		req.MaxOutput = c.price.MaxOutput
+	}
+	if params.Stream {
+		st, err := cp.CompleteStream(r.Context(), req)
+		if err != nil {
+			c.release()
+			h.fail(w, info, err)
+			return
+		}
+		h.relay(w, info, st, c, c.completionDelivered(), func(u *provider.Usage, completion func() int64) money.Micros {
+			return c.settleCompletion(u, params.Prompt, completion, &out)
+		}, &out)
+		return
+	}
+	res, err := cp.Complete(r.Context(), req)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	out.usage = res.Usage
+	out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
+	h.writeJSON(w, info, c != nil, &out, res.Body)
+}
+
+// chatModel reports whether the catalog knows the model as a chat model
+// (the default for models the operator adds). OpenAI and most compatible
+// vendors refuse chat models on /completions (OpenAI answers 404), so
+// those are translated to chat even where the adapter could pass the
+// request through; modality completion (gpt-3.5-turbo-instruct, davinci-002,
+// or an operator's base model on vLLM) or an unknown one passes through.
+func (h *Handler) chatModel(public, upstream string) bool {
+	if h.Billing == nil {
+		return false
+	}
+	mp, ok := h.Billing.Prices(public, upstream)
+	return ok && mp.Modality == "chat"
 }

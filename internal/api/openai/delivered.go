@@ -18,6 +18,7 @@ const deliveredBuffer = 64 << 10
 // token counter: memory stays bounded and the common case costs a copy.
 type delivered struct {
 	tok    *tokenize.Tokenizer
+	text   func(s *tokenize.Stream, chunk []byte) // extracts a chunk's text; nil: a chat chunk's deltas
 	raw    *[]byte
 	ends   []int // end offset of each chunk in raw
 	stream *tokenize.Stream
@@ -50,7 +51,11 @@ func (d *delivered) drain() {
 	}
 	start := 0
 	for _, end := range d.ends {
-		addText(d.stream, (*d.raw)[start:end], "delta")
+		if d.text != nil {
+			d.text(d.stream, (*d.raw)[start:end])
+		} else {
+			addText(d.stream, (*d.raw)[start:end], "delta")
+		}
 		start = end
 	}
 	*d.raw, d.ends = (*d.raw)[:0], d.ends[:0]

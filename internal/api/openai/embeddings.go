@@ -1,8 +1,160 @@
 package openai
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 
-// embeddings serves POST /v1/embeddings. PLACEHOLDER: being written; replace this whole file.
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+)
+
+// embeddings serves POST /v1/embeddings.
 func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "embeddings")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "embeddings"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, body, ok := h.authJSON(w, r, info)
+	if !ok {
+		return
+	}
+	params, perr := parseEmbeddings(body)
+	if perr != nil {
+		h.fail(w, info, perr)
+		return
+	}
+	info.Model = params.Model
+	d, err := h.pickFor(p, params.Model, "embeddings", func(c provider.Chatter) bool { _, ok := c.(provider.Embedder); return ok })
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	info.Provider, info.Upstream = d.Provider, d.Upstream
+	c, err := h.startCharge(p, params.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced && mp.Price.Input > 0 })
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	if err := c.checkEmbedContext(&params); err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	if err := c.reserveEmbeddings(r.Context(), &params); err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	req := &provider.EmbedRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
+		Texts: params.Texts, Tokens: params.Tokens, Base64: params.Base64, Dimensions: params.Dimensions}
+	res, err := d.Chatter.(provider.Embedder).Embed(r.Context(), req)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	answer := res.Body
+	out.usage = res.Usage
+	if !res.HasUsage {
+		// The vendor counted nothing: the gateway counts and says so.
+		n := c.embedTokens(&params)
+		out.usage, out.estimated = provider.Usage{PromptTokens: n, TotalTokens: n}, true
+		if answer, err = jsonx.Set(answer, "usage", fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d}`, n, n)); err != nil {
+			c.release()
+			h.fail(w, info, provider.BadResponse(d.Provider, fmt.Errorf("embeddings answer: %w", err)))
+			return
+		}
+	}
+	cost, err := c.tokenCost(billing.Tokens{Prompt: out.usage.PromptTokens})
+	if err != nil && c.hold != nil {
+		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	}
+	out.cost = c.settleCost(cost)
+	h.writeJSON(w, info, c != nil, &out, answer)
+}
+
+// checkEmbedContext refuses an input longer than the model's context
+// window before anything is reserved or sent. Texts no longer in bytes than
+// the window certainly fit; longer ones are counted (and, with another
+// vendor's tokenizer, refused only when they certainly do not fit).
+func (c *charge) checkEmbedContext(p *embedParams) error {
+	if c == nil || c.price.ContextWindow <= 0 {
+		return nil
+	}
+	w := c.price.ContextWindow
+	tooLong := func(i int, n int64) error {
+		return &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeContextLength,
+			Param: "input", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, input[%d] resulted in %d tokens. Please reduce the length of the input.", w, i, n)}
+	}
+	for i, ids := range p.Tokens {
+		if int64(len(ids)) > w {
+			return tooLong(i, int64(len(ids)))
+		}
+	}
+	counter := c.tok.AtMost(int(min(2*w, 1<<30)))
+	for i, s := range p.Texts {
+		if int64(len(s)) <= w {
+			continue
+		}
+		n := int64(counter.Count([]byte(s)))
+		if !c.tok.Exact() {
+			n = n * 9 / 10
+		}
+		if n > w {
+			return tooLong(i, n)
+		}
+	}
+	return nil
+}
+
+// reserveEmbeddings holds the most the inputs can cost: first the cheap
+// bound (bytes of text, or the exact number of token ids); when the balance
+// cannot cover that, the texts are counted.
+func (c *charge) reserveEmbeddings(ctx context.Context, p *embedParams) error {
+	if c == nil || c.price.Free {
+		return nil
+	}
+	bound := p.inputBound()
+	err := c.reserveTokens(ctx, bound)
+	var e *apierr.Error
+	if err == nil || p.Texts == nil || !errors.As(err, &e) || e.Type != apierr.TypeInsufficientQuota {
+		return err
+	}
+	n := c.embedTokens(p)
+	if !c.tok.Exact() {
+		n += n / 4 // another vendor's tokenizer may count more
+	}
+	if n >= bound {
+		return err
+	}
+	return c.reserveTokens(ctx, n)
+}
+
+// reserveTokens reserves the price of n input tokens.
+func (c *charge) reserveTokens(ctx context.Context, n int64) error {
+	amount, err := c.tokenCost(billing.Tokens{Prompt: n})
+	if err != nil {
+		return reserveError(err, amount, "input")
+	}
+	return c.reserve(ctx, amount, "input")
+}
+
+// embedTokens counts the input tokens with the model's tokenizer (token
+// arrays exactly); without billing there is no tokenizer and it is 0.
+func (c *charge) embedTokens(p *embedParams) int64 {
+	if c == nil || c.tok == nil {
+		return 0
+	}
+	var n int64
+	for _, ids := range p.Tokens {
+		n += int64(len(ids))
+	}
+	for _, s := range p.Texts {
+		n += int64(c.tok.Count([]byte(s)))
+	}
+	return n
 }

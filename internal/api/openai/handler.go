@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
@@ -40,6 +41,14 @@ type Handler struct {
 	MaxBody int64    // request bodies above this get 413
 	Log     *slog.Logger
 	Now     func() time.Time
+
+	// Images keeps the images answered as URLs when the vendor sent base64
+	// (nil: such requests fail; b64_json still works).
+	Images *imagestore.Store
+
+	// Responses records which account created each vendor-stored response
+	// (nil: nothing is recorded and no stored response can be read).
+	Responses store.Responses
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.

@@ -1,8 +1,126 @@
 package openai
 
-import "net/http"
+import (
+	"context"
+	"net/http"
 
-// imageGenerations serves POST /v1/images/generations. PLACEHOLDER: being written; replace this whole file.
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
+)
+
+// imageGenerations serves POST /v1/images/generations.
 func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "imageGenerations")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "images.generations"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, body, ok := h.authJSON(w, r, info)
+	if !ok {
+		return
+	}
+	params, perr := parseImageGen(body)
+	if perr != nil {
+		h.fail(w, info, perr)
+		return
+	}
+	info.Model = params.Model
+	d, err := h.pickFor(p, params.Model, "image generation", func(c provider.Chatter) bool {
+		_, ok := c.(provider.ImageGenerator)
+		return ok
+	})
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	info.Provider, info.Upstream = d.Provider, d.Upstream
+	bill, err := h.startImages(r.Context(), p, d, &params, "image generation")
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	req := &provider.ImageRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body, Prompt: params.Prompt,
+		N: params.N, Size: params.Size, Quality: params.Quality, Style: params.Style, User: params.User,
+		ResponseFormat: params.ResponseFormat}
+	res, err := d.Chatter.(provider.ImageGenerator).GenerateImages(r.Context(), req)
+	if err != nil {
+		bill.release()
+		h.fail(w, info, err)
+		return
+	}
+	h.answerImages(w, r, info, &params, res, bill, &out)
+}
+
+// imageBill is the billing of one image request: the charge, and the
+// price of one image it reserved for.
+type imageBill struct {
+	c    *charge
+	unit money.Micros
+}
+
+// startImages checks the request against the model's catalog entry (an
+// image model, its sizes and qualities), prices it per image and reserves
+// n images. A model without a price for the size and quality is refused
+// with model_not_priced unless it is free.
+func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Deployment, params *imageParams, what string) (*imageBill, error) {
+	var mp billing.ModelPrice
+	if h.Billing != nil {
+		var known bool
+		if mp, known = h.Billing.Prices(d.Model, d.Upstream); known && mp.Modality != "" && mp.Modality != "image" {
+			return nil, apierr.Invalid("model", "The model '%s' does not support %s.", d.Model, what)
+		}
+	}
+	if e := params.checkForModel(d.Model, d.Upstream, mp); e != nil {
+		return nil, e
+	}
+	c, err := h.startCharge(p, d.Model, d.Upstream, func(mp billing.ModelPrice) bool {
+		_, ok := reserveUnit(mp, params)
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &imageBill{c: c}
+	if c == nil || c.price.Free {
+		return b, nil
+	}
+	b.unit, _ = reserveUnit(c.price, params)
+	amount, err := c.flatCost(b.unit, int64(params.N))
+	if err != nil {
+		return nil, reserveError(err, 0, "n")
+	}
+	if err := c.reserve(ctx, amount, "n"); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// settle charges the images actually returned (never more than were
+// reserved for) and returns the cost.
+func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) money.Micros {
+	if b == nil || b.c == nil || b.c.price.Free {
+		return 0
+	}
+	n := min(len(res.Images), params.N)
+	if n == 0 {
+		b.c.release()
+		return 0
+	}
+	cost, err := b.c.flatCost(settleUnit(b.c.price, params, res, b.unit), int64(n))
+	if err != nil {
+		cost = b.c.hold.Amount() // unreachable: the reservation was computed the same way
+	}
+	return b.c.settleCost(cost)
+}
+
+// release gives the reservation back.
+func (b *imageBill) release() {
+	if b != nil {
+		b.c.release()
+	}
 }

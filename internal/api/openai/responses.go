@@ -1,13 +1,225 @@
 package openai
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"strings"
 
-// responses serves POST /v1/responses. PLACEHOLDER: being written; replace this whole file.
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/responses"
+	"github.com/modelgate/modelgate/internal/route"
+)
+
+// responses serves POST /v1/responses. A deployment whose vendor has the
+// Responses API (provider.Responder) gets the request passed through;
+// every other one gets it translated to a chat completion and the answer
+// translated back (package responses).
 func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "responses")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "responses"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, body, ok := h.authJSON(w, r, info)
+	if !ok {
+		return
+	}
+	req, perr := responses.Parse(body)
+	if perr != nil {
+		h.fail(w, info, perr)
+		return
+	}
+	info.Model, info.Stream = req.Model, req.Stream
+	d, ok := h.Router.Pick(req.Model)
+	if !ok || !h.Policy.Allows(p.Group, req.Model) {
+		h.fail(w, info, apierr.ModelNotFound(req.Model))
+		return
+	}
+	info.Provider, info.Upstream = d.Provider, d.Upstream
+	if rs, ok := nativeResponder(d.Chatter); ok {
+		h.respondNative(w, r, info, p, d, rs, req, body, &out)
+		return
+	}
+	h.respondTranslated(w, r, info, p, d, req, &out)
 }
 
-// getResponse serves GET /v1/responses/{id}. PLACEHOLDER.
+// nativeResponder returns the adapter's Responder when its vendor serves
+// the Responses API itself.
+func nativeResponder(c provider.Chatter) (provider.Responder, bool) {
+	rs, ok := c.(provider.Responder)
+	if !ok || !rs.NativeResponses() {
+		return nil, false
+	}
+	return rs, true
+}
+
+// respondTranslated serves the request with the adapter's chat completion,
+// billed exactly like one (admit on the translated body).
+func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
+	d route.Deployment, req *responses.Request, out *outcome) {
+	tr, e := req.Translate()
+	if e != nil {
+		h.fail(w, info, e)
+		return
+	}
+	params, perr := parseChat(tr.Chat)
+	if perr != nil {
+		// The translation of a valid request is a valid chat request; what
+		// the chat checks still refuse is about the client's input.
+		perr.Message = "Invalid 'input' for this model (translated to a chat completion): " + perr.Message
+		perr.Param = "input"
+		h.fail(w, info, perr)
+		return
+	}
+	c, err := h.admit(r.Context(), p, req.Model, d.Upstream, tr.Chat, params)
+	if err != nil {
+		err = renameParams(err)
+		h.fail(w, info, err)
+		return
+	}
+	creq := &provider.ChatRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: tr.Chat,
+		Stream: req.Stream, IncludeUsage: true}
+	if c != nil {
+		creq.MaxOutput = c.price.MaxOutput
+	}
+	id, created := responses.NewID("resp_"), h.now().Unix()
+	if req.Stream {
+		h.translateStream(w, r, info, d, creq, tr, id, created, c, out)
+		return
+	}
+	res, err := d.Chatter.Chat(r.Context(), creq)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	ans, err := tr.Answer(res.Body)
+	if err != nil {
+		c.release()
+		h.fail(w, info, provider.BadResponse(info.Provider, err))
+		return
+	}
+	out.usage = res.Usage
+	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), out)
+	b, err := ans.JSON(id, created, h.now().Unix(), out.usage)
+	if err != nil {
+		h.fail(w, info, apierr.Internal(err))
+		return
+	}
+	h.writeJSON(w, info, c != nil, out, b)
+}
+
+// renameParams shows the chat parameters admit names (max_tokens,
+// messages) as the Responses parameters the client sent.
+func renameParams(err error) error {
+	ae := apierr.From(err)
+	switch ae.Param {
+	case "max_tokens":
+		ae.Param, ae.Message = "max_output_tokens", strings.ReplaceAll(ae.Message, "max_tokens", "max_output_tokens")
+	case "messages":
+		ae.Param, ae.Message = "input", strings.ReplaceAll(ae.Message, "messages", "input")
+	default:
+		if strings.Contains(ae.Message, "lower max_tokens") {
+			ae.Message = strings.ReplaceAll(ae.Message, "max_tokens", "max_output_tokens")
+		}
+	}
+	return ae
+}
+
+// getResponse serves GET /v1/responses/{id}: the gateway stores no
+// responses, so the request goes to a deployment whose vendor stores them
+// (OpenAI, Azure): the one named by ?model= when given, else the first
+// model (by id) of the key's group that is passed through. Only ids the
+// caller's account created through the gateway are fetched (see
+// checkOwner); any other id is 404, exactly as an id nobody knows.
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "responses.get")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "responses.get"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, err := h.authenticate(r, info)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	id := r.PathValue("id")
+	if !validResponseID(id) {
+		h.fail(w, info, apierr.Invalid("response_id", "Invalid 'response_id': expected an id like 'resp_...' (letters, digits, '_' and '-')."))
+		return
+	}
+	q := r.URL.Query()
+	model := q.Get("model")
+	q.Del("model")
+	if v := q.Get("stream"); v != "" && v != "false" {
+		h.fail(w, info, apierr.Invalid("stream", "Streaming a stored response again is not supported by the gateway; omit 'stream'."))
+		return
+	}
+	d, rs, err := h.storedResponder(p, model, id)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	// Only the account that created the response may read it; the vendor
+	// is not asked about any other id.
+	if err := h.checkOwner(r.Context(), p.AccountID, id, responseNotFound); err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	info.Model, info.Provider, info.Upstream = d.Model, d.Provider, d.Upstream
+	res, err := rs.GetResponse(r.Context(), &provider.ResponseGet{ID: id, Query: q, Public: d.Model, Upstream: d.Upstream})
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	h.writeJSON(w, info, false, &out, res.Body)
+}
+
+// validResponseID accepts the ids vendors issue (resp_ and hex digits) and
+// nothing that could change the upstream path ("..").
+func validResponseID(id string) bool {
+	if id == "" || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// storedResponder picks the deployment that answers GET /v1/responses/{id}.
+func (h *Handler) storedResponder(p gate.Principal, model, id string) (route.Deployment, provider.Responder, error) {
+	can := func(c provider.Chatter) bool { _, ok := nativeResponder(c); return ok }
+	notFound := func(why string) error {
+		return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeNotFound,
+			Message: fmt.Sprintf("Response with id '%s' not found. %s", id, why)}
+	}
+	if model != "" {
+		if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
+			return route.Deployment{}, nil, apierr.ModelNotFound(model)
+		}
+		d, ok := h.Router.PickFor(model, can)
+		if !ok {
+			return d, nil, notFound(fmt.Sprintf("The gateway serves the model '%s' by translating the Responses API to chat "+
+				"completions and does not store its responses.", model))
+		}
+		rs, _ := nativeResponder(d.Chatter)
+		return d, rs, nil
+	}
+	for _, m := range h.Router.Models() {
+		if !h.Policy.Allows(p.Group, m.ID) {
+			continue
+		}
+		if d, ok := h.Router.PickFor(m.ID, can); ok {
+			rs, _ := nativeResponder(d.Chatter)
+			return d, rs, nil
+		}
+	}
+	return route.Deployment{}, nil, notFound("No model your key may use stores responses (the gateway stores none itself).")
 }

@@ -1,8 +1,142 @@
 package openai
 
-import "net/http"
+import (
+	"net/http"
+	"time"
 
-// transcriptions serves POST /v1/audio/transcriptions. PLACEHOLDER: being written; replace this whole file.
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+)
+
+// sizeBoundRate is the bitrate (bytes per second: 8 kbit/s) assumed of a
+// file whose duration cannot be read: a lower bound for the supported
+// speech codecs at usable quality, so size / rate bounds the length.
+const sizeBoundRate = 1000
+
+// transcriptions serves POST /v1/audio/transcriptions: the multipart form
+// is read and validated whole (the file spooled once and its duration
+// read), the most the audio can cost reserved, the file streamed to the
+// upstream, and the answer relayed as it came. It is billed per second of
+// audio: the upstream's reported duration, else the file's.
 func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
-	h.notYet(w, r, "transcriptions")
+	info := reqinfo.From(r.Context())
+	info.Endpoint = "audio.transcriptions"
+	var out outcome
+	defer h.record(info, &out)
+
+	p, err := h.authenticate(r, info)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	form, err := readTranscriptionForm(w, r)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	defer form.close()
+	info.Model = form.model
+	d, err := h.pickFor(p, form.model, "audio transcription", func(c provider.Chatter) bool { _, ok := c.(provider.Transcriber); return ok })
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	info.Provider, info.Upstream = d.Provider, d.Upstream
+	if err := h.audioModality(form.model, d.Upstream); err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	c, err := h.startCharge(p, form.model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.AudioPerSecond > 0 })
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	held := form.duration
+	if held <= 0 {
+		held = sizeBound(form.file.Size)
+	}
+	amount, err := c.audioCost(max(held, time.Second))
+	if err == nil && c != nil && !c.price.Free {
+		amount = max(amount, 1) // a hold of 0 would settle nothing
+	}
+	if err == nil {
+		err = c.reserve(r.Context(), amount, "file")
+	}
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	req := &provider.TranscriptionRequest{PublicModel: form.model, UpstreamModel: d.Upstream, File: form.upstreamFile(),
+		Fields: form.fields, ResponseFormat: form.respFormat, Language: form.language, Prompt: form.prompt,
+		Temperature: form.temperature, TimestampGranularities: form.granularities}
+	res, err := d.Chatter.(provider.Transcriber).Transcribe(r.Context(), req)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	// The vendor's duration is what it bills us; without one the file's
+	// (or, unreadable, the size bound that was reserved) is charged and
+	// the record says it is the gateway's estimate.
+	billed := res.Duration
+	if billed <= 0 {
+		billed, out.estimated = held, true
+	}
+	cost, err := c.audioCost(billed)
+	if err != nil && c != nil && c.hold != nil {
+		cost = c.hold.Amount() // absurd durations: charge the reservation, never nothing
+	}
+	out.cost = c.settleCost(cost)
+	hdr := w.Header()
+	if c != nil {
+		hdr.Set(costHeader, out.cost.String())
+	}
+	hdr.Set("Content-Type", res.ContentType)
+	w.WriteHeader(http.StatusOK)
+	info.Status = http.StatusOK
+	if _, err := w.Write(res.Body); err != nil {
+		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, err.Error()
+	}
+}
+
+// audioModality refuses, with a 400 rather than "not priced", a model the
+// catalog knows as something other than an audio model (a chat model sent
+// to the transcription endpoint).
+func (h *Handler) audioModality(public, upstream string) error {
+	if h.Billing == nil {
+		return nil
+	}
+	if mp, ok := h.Billing.Prices(public, upstream); ok && mp.Modality != "" && mp.Modality != "audio" {
+		return apierr.Invalid("model", "The model '%s' does not support audio transcription (it is a %s model).", public, mp.Modality)
+	}
+	return nil
+}
+
+// sizeBound is the longest a file of size bytes can plausibly play at
+// sizeBoundRate, rounded up to a whole second.
+func sizeBound(size int64) time.Duration {
+	return time.Duration((size+sizeBoundRate-1)/sizeBoundRate) * time.Second
+}
+
+// audioCost is d of audio at the model's per-second price and the group's
+// ratio, billed by the millisecond: d is rounded up to a whole
+// millisecond, and ms × price × ratio is rounded half up once to the
+// micro-unit. Free models cost nothing.
+func (c *charge) audioCost(d time.Duration) (money.Micros, error) {
+	if c == nil || c.price.Free {
+		return 0, nil
+	}
+	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
+	unit := int64(c.price.AudioPerSecond)
+	if ms < 0 || unit < 0 || (ms > 0 && unit > (1<<62)/ms) {
+		return 0, reserveError(billing.ErrOverflow, 0, "file")
+	}
+	v, ok := money.MulDiv(unit*ms, c.ratio, 1000*money.PPM)
+	if !ok {
+		return 0, reserveError(billing.ErrOverflow, 0, "file")
+	}
+	return money.Micros(v), nil
 }

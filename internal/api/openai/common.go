@@ -1,0 +1,82 @@
+package openai
+
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
+)
+
+// The steps every /v1 handler shares.
+
+// authJSON authenticates the caller and reads its JSON body; on failure it
+// has answered the client and ok is false.
+func (h *Handler) authJSON(w http.ResponseWriter, r *http.Request, info *reqinfo.Info) (p gate.Principal, body []byte, ok bool) {
+	p, err := h.authenticate(r, info)
+	if err == nil {
+		body, err = h.readJSON(w, r)
+	}
+	if err != nil {
+		h.fail(w, info, err)
+		return p, nil, false
+	}
+	return p, body, true
+}
+
+// pickFor finds a deployment of model whose adapter can serve the
+// endpoint: 404 model_not_found for a model the key's group cannot see
+// (exactly as for an unknown one), 400 naming model for one that exists
+// but whose providers cannot do what (e.g. "embeddings").
+func (h *Handler) pickFor(p gate.Principal, model, what string, can func(provider.Chatter) bool) (route.Deployment, error) {
+	if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
+		return route.Deployment{}, apierr.ModelNotFound(model)
+	}
+	d, ok := h.Router.PickFor(model, can)
+	if !ok {
+		return d, apierr.Invalid("model", "The model '%s' does not support %s.", model, what)
+	}
+	return d, nil
+}
+
+// writeJSON answers 200 with body and the cost header (when billing is on).
+func (h *Handler) writeJSON(w http.ResponseWriter, info *reqinfo.Info, billed bool, out *outcome, body []byte) {
+	if billed {
+		w.Header().Set(costHeader, out.cost.String())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	info.Status = http.StatusOK
+	if _, err := w.Write(body); err != nil {
+		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, err.Error()
+	}
+}
+
+// streamOptions checks stream_options (null or {"include_usage": bool})
+// and reports include_usage.
+func streamOptions(v []byte) (includeUsage bool, e *apierr.Error) {
+	switch kind(v) {
+	case "null":
+		return false, nil
+	case "object":
+	default:
+		return false, wrongType("stream_options", "an object", v)
+	}
+	e = members(v, "stream_options", []string{"include_usage"}, func(key string, val []byte) *apierr.Error {
+		var e *apierr.Error
+		includeUsage, _, e = boolean(val, "stream_options.include_usage")
+		return e
+	})
+	return includeUsage, e
+}
+
+// modelName checks the model member: a string of at most 256 characters.
+func modelName(v []byte) (string, *apierr.Error) {
+	m, ok, e := str(v, "model")
+	if e == nil && ok && len(m) > 256 {
+		e = apierr.Invalid("model", "Invalid 'model': longer than 256 characters.")
+	}
+	return m, e
+}

@@ -1,0 +1,213 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/completechat"
+	"github.com/modelgate/modelgate/internal/tokenize"
+)
+
+// admitCompletion prices a legacy completion request, refuses a prompt that
+// cannot fit the model's context window, and reserves the most the request
+// can cost: every prompt token (bounded by the body's length, or counted
+// when the balance cannot cover that bound) plus max_tokens for each choice
+// (max(n, best_of) per prompt). Without max_tokens, a pass-through request
+// reserves the model's output limit, since the vendor applies its own
+// default (OpenAI's is 16, but not every vendor's); a translated one
+// reserves completechat.DefaultMaxTokens, which it sends.
+func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public, upstream string, body []byte,
+	params completionParams, passthrough bool) (*charge, error) {
+	// A model the catalog knows for another endpoint is refused as such,
+	// whether or not it has a token price.
+	c, err := h.startCharge(p, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced || !completionModality(mp.Modality) })
+	if c == nil || err != nil {
+		return c, err
+	}
+	if !completionModality(c.price.Modality) {
+		return nil, apierr.Invalid("model", "The model '%s' does not support completions (it is a model for %s).", public, c.price.Modality)
+	}
+	counter := c.tok
+	if w := c.price.ContextWindow; w > 0 {
+		counter = c.tok.AtMost(int(min(2*w, 1<<30)))
+		// As for chat: a body no longer than the window certainly fits.
+		if int64(len(body)) > w {
+			_, largest := countPrompts(counter, params.Prompt)
+			if !c.tok.Exact() {
+				largest = largest * 9 / 10
+			}
+			if largest > w {
+				return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeContextLength,
+					Param: "prompt", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your prompt resulted in %d tokens. Please reduce the length of the prompt.", w, largest)}
+			}
+		}
+	}
+	if c.price.Free {
+		return c, nil
+	}
+	out := params.MaxTokens
+	switch {
+	case params.HasMaxTokens:
+	case !passthrough:
+		out = completechat.DefaultMaxTokens
+	case c.price.MaxOutput > 0:
+		out = c.price.MaxOutput
+	default:
+		out = billing.DefaultMaxOutput
+	}
+	out = completionMul(completionMul(out, max(params.N, params.BestOf, 1)), params.Prompts)
+	amount, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
+	if err == nil {
+		c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, amount)
+	}
+	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+		n, _ := countPrompts(counter, params.Prompt)
+		if !c.tok.Exact() {
+			n += n / 4 // another vendor's tokenizer may count more
+		}
+		amount, err = billing.Cost(c.price.Price, billing.Tokens{Prompt: n, Completion: out}, c.ratio)
+		if err == nil {
+			c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, amount)
+		}
+	}
+	if err != nil {
+		return nil, reserveError(err, amount, "max_tokens")
+	}
+	return c, nil
+}
+
+// completionModality reports whether a catalog modality generates text ("" is
+// a model the operator configured without one).
+func completionModality(m string) bool {
+	switch m {
+	case "embedding", "image", "audio", "video":
+		return false
+	}
+	return true
+}
+
+// completionMul is a×b for non-negative counts, saturating at 2^62 (a reservation
+// that large fails as an overflow, not as a wrapped small number).
+func completionMul(a, b int64) int64 {
+	const limit = 1 << 62
+	if b != 0 && a > limit/b {
+		return limit
+	}
+	return a * b
+}
+
+// countPrompts counts the tokens of a completion's prompt member (a string,
+// strings, token ids or token-id arrays; token ids count one each) and
+// returns the total and the largest single prompt.
+func countPrompts(tok *tokenize.Tokenizer, raw []byte) (total, largest int64) {
+	add := func(n int64) {
+		total += n
+		largest = max(largest, n)
+	}
+	switch kind(raw) {
+	case "string":
+		add(int64(tok.Count(promptText(raw))))
+	case "array":
+		var ids int64
+		_ = jsonx.EachElement(raw, func(el []byte) bool {
+			switch kind(el) {
+			case "string":
+				add(int64(tok.Count(promptText(el))))
+			case "number":
+				ids++
+			case "array":
+				var n int64
+				_ = jsonx.EachElement(el, func([]byte) bool { n++; return true })
+				add(n)
+			}
+			return true
+		})
+		if ids > 0 {
+			add(ids)
+		}
+	}
+	return total, largest
+}
+
+// promptText is the text of a JSON string value.
+func promptText(raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return nil
+			}
+			return []byte(s)
+		}
+	}
+	return inner
+}
+
+// settleCompletion is settle for legacy completions: when the vendor
+// reported no usage, the prompt member and the delivered text are counted.
+func (c *charge) settleCompletion(u *provider.Usage, prompt []byte, completion func() int64, out *outcome) money.Micros {
+	if c == nil {
+		return 0
+	}
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		u.PromptTokens, _ = countPrompts(c.tok, prompt)
+		u.CompletionTokens = completion()
+		out.estimated = true
+	}
+	if c.price.Free {
+		return 0
+	}
+	cost, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
+		Completion: u.CompletionTokens}, c.ratio)
+	if err != nil {
+		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	}
+	c.hold.Settle(cost)
+	return cost
+}
+
+// completionDelivered counts the text of relayed text_completion chunks,
+// or is nil without billing.
+func (c *charge) completionDelivered() *delivered {
+	if c == nil {
+		return nil
+	}
+	return &delivered{tok: c.tok, text: addCompletionText}
+}
+
+// completionTokens counts the generated text of a complete text_completion.
+func (c *charge) completionTokens(body []byte) func() int64 {
+	return func() int64 {
+		s := c.tok.NewStream()
+		addCompletionText(s, body)
+		return int64(s.Tokens())
+	}
+}
+
+// addCompletionText feeds choices[].text of a text_completion object or
+// chunk to s.
+func addCompletionText(s *tokenize.Stream, obj []byte) {
+	choices, ok := jsonx.Field(obj, "choices")
+	if !ok {
+		return
+	}
+	_ = jsonx.EachElement(choices, func(el []byte) bool {
+		if v, ok := jsonx.Field(el, "text"); ok {
+			writeString(s, v)
+		}
+		return true
+	})
+}

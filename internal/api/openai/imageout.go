@@ -1,0 +1,153 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+)
+
+// imageItem is one element of ImagesResponse.data.
+type imageItem struct {
+	B64JSON       string `json:"b64_json,omitempty"`
+	URL           string `json:"url,omitempty"`
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+}
+
+// imageItems turns the adapter's images into what the client asked for.
+// For "url", base64 images are stored and replaced by a signed link the
+// gateway serves; for "b64_json" and for no preference, images are passed
+// on as the vendor sent them (a vendor that ignored b64_json and sent a
+// link is passed on as a link: the gateway does not fetch it).
+func (h *Handler) imageItems(ctx context.Context, r *http.Request, format string, imgs []provider.GeneratedImage) ([]imageItem, error) {
+	items := make([]imageItem, len(imgs))
+	for i, img := range imgs {
+		it := imageItem{B64JSON: img.B64JSON, URL: img.URL, RevisedPrompt: img.RevisedPrompt}
+		switch {
+		case format == "url" && img.URL == "":
+			u, err := h.storeImage(ctx, r, img.B64JSON)
+			if err != nil {
+				return nil, err
+			}
+			it.B64JSON, it.URL = "", u
+		case format == "url":
+			it.B64JSON = ""
+		case img.B64JSON != "":
+			it.URL = ""
+		}
+		items[i] = it
+	}
+	return items, nil
+}
+
+// storeImage keeps one base64 image and returns its signed URL.
+func (h *Handler) storeImage(ctx context.Context, r *http.Request, b64 string) (string, error) {
+	if h.Images == nil {
+		return "", apierr.Invalid("response_format", "This gateway keeps no images, so it cannot answer with URLs for this model; use response_format 'b64_json'.")
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "", &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeBadUpstreamResponse,
+			Message: "The upstream provider sent an image that is not valid base64.", Err: fmt.Errorf("decode b64_json: %w", err)}
+	}
+	name, err := h.Images.Save(ctx, data)
+	if errors.Is(err, imagestore.ErrNotImage) {
+		return "", &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeBadUpstreamResponse,
+			Message: "The upstream provider sent something that is not an image.", Err: err}
+	}
+	if err != nil {
+		return "", apierr.Internal(err)
+	}
+	return h.Images.URL(publicBase(r), name), nil
+}
+
+// publicBase is scheme://host as the client reached the gateway: the Host
+// header, and X-Forwarded-Proto from a TLS-terminating proxy. A client
+// that forges them only breaks its own links; operators behind other
+// proxies set images.public_url.
+func publicBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	switch p := strings.ToLower(strings.TrimSpace(proto)); p {
+	case "http", "https":
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+// imagesJSON is the ImagesResponse body: created, data, then the vendor's
+// other members in a stable order.
+func imagesJSON(res *provider.ImageResponse, items []imageItem) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"created":`)
+	b.WriteString(strconv.FormatInt(res.Created, 10))
+	b.WriteString(`,"data":`)
+	data, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(data)
+	keys := make([]string, 0, len(res.Extra))
+	for k := range res.Extra {
+		if k != "created" && k != "data" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		kq, _ := json.Marshal(k)
+		b.WriteByte(',')
+		b.Write(kq)
+		b.WriteByte(':')
+		b.Write(res.Extra[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// answerImages settles the charge for the images returned, converts them
+// to the asked format and writes the response. A failure to store an
+// image releases the charge: the client gets an error and pays nothing.
+func (h *Handler) answerImages(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p *imageParams, res *provider.ImageResponse, b *imageBill, out *outcome) {
+	items, err := h.imageItems(r.Context(), r, p.ResponseFormat, res.Images)
+	var body []byte
+	if err == nil {
+		body, err = imagesJSON(res, items)
+	}
+	if err != nil {
+		b.release()
+		h.fail(w, info, err)
+		return
+	}
+	out.cost = b.settle(p, res)
+	out.usage = imageUsage(res)
+	h.writeJSON(w, info, b.c != nil, out, body)
+}
+
+// imageUsage is the token usage a vendor reports for images (GPT image
+// models do), for the usage record; images are billed per image.
+func imageUsage(res *provider.ImageResponse) provider.Usage {
+	var u struct {
+		Input  int64 `json:"input_tokens"`
+		Output int64 `json:"output_tokens"`
+		Total  int64 `json:"total_tokens"`
+	}
+	if raw, ok := res.Extra["usage"]; !ok || json.Unmarshal(raw, &u) != nil {
+		return provider.Usage{}
+	}
+	return provider.Usage{PromptTokens: u.Input, CompletionTokens: u.Output, TotalTokens: u.Total}
+}

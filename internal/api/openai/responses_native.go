@@ -1,0 +1,274 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/responses"
+	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/tokenize"
+)
+
+// respondNative passes the request through to a vendor with the Responses
+// API. It reserves the most the request can cost (every body byte an input
+// token, plus max_output_tokens or the model's output limit) and settles
+// from the usage the vendor reports.
+func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
+	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	if prev := req.PreviousResponseID(); prev != "" {
+		if err := h.checkOwner(r.Context(), p.AccountID, prev, previousNotFound); err != nil {
+			h.fail(w, info, err)
+			return
+		}
+	}
+	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	if err := reserveResponses(r.Context(), c, body, req.MaxOutputTokens); err != nil {
+		h.fail(w, info, err)
+		return
+	}
+	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
+	if req.Stream {
+		h.nativeStream(w, r, info, rs, preq, req.Stored(), c, out)
+		return
+	}
+	res, err := rs.Respond(r.Context(), preq)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	out.usage = res.Usage
+	if !res.HasUsage {
+		out.usage = estimateResponses(c, body, func(s *tokenize.Stream) { addOutputText(s, res.Body) })
+		out.estimated = c != nil
+	}
+	out.cost = settleResponses(c, out.usage)
+	if req.Stored() {
+		h.saveOwner(r.Context(), info, responseID(res.Body))
+	}
+	h.writeJSON(w, info, c != nil, out, res.Body)
+}
+
+// reserveResponses holds the most a pass-through request can cost: first
+// with every body byte counted as an input token; when the balance cannot
+// cover that, with the body's tokens counted.
+func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64) error {
+	if c == nil || c.price.Free {
+		return nil
+	}
+	if maxOut == 0 {
+		maxOut = c.price.MaxOutput
+	}
+	if maxOut == 0 {
+		maxOut = billing.DefaultMaxOutput
+	}
+	amount, err := c.tokenCost(billing.Tokens{Prompt: int64(len(body)), Completion: maxOut})
+	if err == nil {
+		err = c.reserve(ctx, amount, "max_output_tokens")
+	}
+	if err == nil {
+		return nil
+	}
+	n := int64(c.tok.Count(body))
+	if !c.tok.Exact() {
+		n += n / 4 // another vendor's tokenizer may count more
+	}
+	amount, cerr := c.tokenCost(billing.Tokens{Prompt: n, Completion: maxOut})
+	if cerr != nil {
+		return reserveError(cerr, amount, "max_output_tokens")
+	}
+	return c.reserve(ctx, amount, "max_output_tokens")
+}
+
+// settleResponses charges u against the reservation.
+func settleResponses(c *charge, u provider.Usage) money.Micros {
+	if c == nil {
+		return 0
+	}
+	cost, err := c.tokenCost(billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens, Completion: u.CompletionTokens})
+	if err != nil && c.hold != nil {
+		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	}
+	return c.settleCost(cost)
+}
+
+// estimateResponses is the usage the gateway counts itself when the vendor
+// reports none: the request body's tokens (an overestimate of the prompt)
+// and the output text that write feeds in.
+func estimateResponses(c *charge, body []byte, write func(*tokenize.Stream)) provider.Usage {
+	if c == nil {
+		return provider.Usage{}
+	}
+	s := c.tok.NewStream()
+	write(s)
+	u := provider.Usage{PromptTokens: int64(c.tok.Count(body)), CompletionTokens: int64(s.Tokens())}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+// addOutputText feeds a Response object's generated text to s.
+func addOutputText(s *tokenize.Stream, body []byte) {
+	var r struct {
+		Output []struct {
+			Arguments string `json:"arguments"`
+			Content   []struct {
+				Text    string `json:"text"`
+				Refusal string `json:"refusal"`
+			} `json:"content"`
+		} `json:"output"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return
+	}
+	for _, it := range r.Output {
+		s.Write([]byte(it.Arguments))
+		for _, c := range it.Content {
+			s.Write([]byte(c.Text))
+			s.Write([]byte(c.Refusal))
+		}
+	}
+}
+
+// nativeStream relays the vendor's event stream event by event, names
+// preserved. Delivered deltas are counted as they go, for a client that
+// leaves before the usage arrives; an upstream failure mid-stream costs
+// nothing and ends the stream with an error event. When stored, the
+// response's owner is recorded as soon as an event shows its id
+// (response.created), before that event is relayed.
+func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, rs provider.Responder,
+	req *provider.ResponsesRequest, stored bool, c *charge, out *outcome) {
+	st, err := rs.RespondStream(r.Context(), req)
+	if err != nil {
+		c.release()
+		h.fail(w, info, err)
+		return
+	}
+	defer st.Close()
+	more := st.Next()
+	if !more && st.Err() != nil {
+		c.release()
+		h.fail(w, info, st.Err())
+		return
+	}
+	sw := h.startEvents(w, info, c != nil)
+	buffered, _ := st.(provider.Buffered)
+	var count *tokenize.Stream
+	if c != nil {
+		count = c.tok.NewStream()
+	}
+	seq := int64(-1)
+	var werr error
+	for ; more; more = st.Next() {
+		if out.ttft == 0 {
+			out.ttft = h.now().Sub(info.Start)
+		}
+		name, data := st.Event()
+		if stored {
+			if id := eventResponseID(data); id != "" {
+				h.saveOwner(r.Context(), info, id)
+				stored = false
+			}
+		}
+		if werr = sw.Event(name, data); werr != nil {
+			break
+		}
+		noteEvent(count, name, data, &seq)
+		if buffered != nil && buffered.Buffered() {
+			continue
+		}
+		if werr = sw.Flush(); werr != nil {
+			break
+		}
+	}
+	// Without the vendor's usage the client pays for the request's tokens
+	// and the deltas it was sent, counted by the gateway.
+	leftEarly := func() {
+		out.usage = estimateResponses(c, req.Body, func(*tokenize.Stream) {})
+		if count != nil {
+			out.usage.CompletionTokens = int64(count.Tokens())
+			out.usage.TotalTokens = out.usage.PromptTokens + out.usage.CompletionTokens
+		}
+		out.estimated = c != nil
+		out.cost = settleResponses(c, out.usage)
+	}
+	if werr != nil {
+		// The client left: it pays for what it was sent, not for the rest.
+		leftEarly()
+		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
+		return
+	}
+	if err := st.Err(); err != nil {
+		e := apierr.From(err)
+		info.Status, info.ErrCode = e.Status, e.Code
+		if e.Err != nil {
+			info.ErrDetail = e.Err.Error()
+		}
+		if e.Status == apierr.StatusClientClosed {
+			leftEarly()
+			return
+		}
+		c.release()
+		_ = sw.Event("error", errorEvent(e, seq+1))
+		_ = sw.Flush()
+		return
+	}
+	u, ok := st.Usage()
+	if !ok {
+		leftEarly()
+	} else {
+		out.usage = u
+		out.cost = settleResponses(c, u)
+	}
+	if c != nil {
+		w.Header().Set(costHeader, out.cost.String())
+	}
+	_ = sw.Flush()
+}
+
+// noteEvent counts a delta's text and remembers the sequence number.
+func noteEvent(count *tokenize.Stream, name string, data []byte, seq *int64) {
+	if v, ok := jsonx.Field(data, "sequence_number"); ok {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			*seq = n
+		}
+	}
+	if count == nil {
+		return
+	}
+	switch name {
+	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
+		"response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+		if v, ok := jsonx.Field(data, "delta"); ok {
+			writeString(count, v)
+		}
+	}
+}
+
+// errorEvent is the Responses "error" event for e.
+func errorEvent(e *apierr.Error, seq int64) []byte {
+	var param *string
+	if e.Param != "" {
+		param = &e.Param
+	}
+	b, _ := json.Marshal(struct {
+		Type           string  `json:"type"`
+		SequenceNumber int64   `json:"sequence_number"`
+		Code           string  `json:"code"`
+		Message        string  `json:"message"`
+		Param          *string `json:"param"`
+	}{"error", seq, e.Code, e.Message, param})
+	return b
+}

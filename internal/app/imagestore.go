@@ -1,0 +1,57 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/imagestore"
+)
+
+// imagesDir is where images answered as URLs are kept: images.dir, else
+// next to an SQLite database, else ./modelgate-data/images.
+func imagesDir(cfg *config.Config) string {
+	if cfg.Images.Dir != "" {
+		return cfg.Images.Dir
+	}
+	if kind, target, err := cfg.DatabaseKind(); err == nil && kind == "sqlite" {
+		return filepath.Join(filepath.Dir(target), "images")
+	}
+	return filepath.Join("modelgate-data", "images")
+}
+
+// newImageStore builds the image store: a local directory, with a sweeper
+// that deletes images whose URLs have all expired, or an S3-compatible
+// bucket (whose lifecycle rule expires them; the sweeper is then nil).
+func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (*imagestore.Store, *imagestore.Sweeper, error) {
+	dir := imagesDir(cfg)
+	key, err := imagestore.LoadKey(dir, cfg.Images.SigningKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("images: %w", err)
+	}
+	var (
+		backend imagestore.Backend
+		d       *imagestore.Dir
+	)
+	if s3 := cfg.Images.S3; s3 != nil {
+		backend, err = imagestore.NewS3(imagestore.S3Options{Endpoint: s3.Endpoint, Region: s3.Region, Bucket: s3.Bucket,
+			Prefix: s3.Prefix, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Now: now})
+	} else {
+		d, err = imagestore.NewDir(dir)
+		backend = d
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("images: %w", err)
+	}
+	ttl := time.Duration(cfg.Images.URLTTL)
+	s, err := imagestore.New(imagestore.Options{Backend: backend, Key: key, TTL: ttl, PublicURL: cfg.Images.PublicURL, Now: now})
+	if err != nil {
+		return nil, nil, fmt.Errorf("images: %w", err)
+	}
+	if d == nil {
+		return s, nil, nil
+	}
+	return s, &imagestore.Sweeper{Dir: d, TTL: s.TTL(), Now: now, Log: log}, nil
+}
