@@ -53,10 +53,12 @@ type checker struct {
 	max   int
 	keys  keyStack
 
-	// For CheckObject: the top-level keys to locate and where they are.
-	want    []string
-	spans   []Span
-	closeAt int
+	// For CheckObject: the top-level keys to locate and where they are,
+	// and duplicate keys checked at the top level only.
+	topDupsOnly bool
+	want        []string
+	spans       []Span
+	closeAt     int
 }
 
 func (s *checker) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
@@ -125,8 +127,14 @@ func (s *checker) object() error {
 		return err
 	}
 	s.i++ // '{'
-	keys := s.keys.open()
-	defer s.keys.close(keys)
+	// Duplicate keys are looked for at every depth, except below the top
+	// level when the caller only edits top-level members (topDupsOnly).
+	dups := !s.topDupsOnly || s.depth == 1
+	var keys keyMark
+	if dups {
+		keys = s.keys.open()
+		defer s.keys.close(keys)
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		if s.depth == 1 {
@@ -146,7 +154,7 @@ func (s *checker) object() error {
 		if err != nil {
 			return err
 		}
-		if s.keys.addDup(keys, s.b[start+1:s.i-1], escaped) {
+		if dups && s.keys.addDup(keys, s.b[start+1:s.i-1], escaped) {
 			s.i = start
 			return s.fail("duplicate object key " + string(s.b[start:start+min(len(s.b)-start, 64)]))
 		}

@@ -23,13 +23,16 @@ func (s Span) Value(b []byte) []byte {
 // CheckObject is Check for a top-level object that also records, in one
 // pass, where each of keys is: spans[i] is the span of keys[i]. It returns
 // the offset of the object's closing brace. Stream chunks are validated and
-// edited this way, so each chunk is read once.
+// edited this way, so each chunk is read once. Duplicate keys are refused
+// at the top level only, the level the caller edits: a chunk's nested
+// members go to the client as the vendor wrote them, and the search would
+// cost every chunk a few percent of the gateway's CPU.
 func CheckObject(b []byte, maxDepth int, keys []string, spans []Span) (int, error) {
 	clear(spans)
 	s := checkers.Get().(*checker)
 	defer func() { s.b, s.want, s.spans = nil, nil, nil; checkers.Put(s) }()
 	*s = checker{b: b, max: maxDepth, keys: keyStack{keys: s.keys.keys[:0], sets: s.keys.sets[:0]},
-		want: keys, spans: spans, closeAt: -1}
+		topDupsOnly: true, want: keys, spans: spans, closeAt: -1}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
 		return -1, s.fail("expected a JSON object")

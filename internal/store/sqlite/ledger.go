@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -113,12 +114,20 @@ func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 		return err
 	}
 	defer get.Close()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at)
-		VALUES (?, 'charge', ?, ?, ?, '', ?)`)
-	if err != nil {
+	// The ledger rows go in multi-row statements of at most ledgerChunk
+	// rows; balance_after is computed here, in order.
+	const ledgerChunk = 1000
+	var q strings.Builder
+	args := make([]any, 0, 5*min(len(recs), ledgerChunk))
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, q.String(), args...)
+		q.Reset()
+		args = args[:0]
 		return err
 	}
-	defer ins.Close()
 	for _, r := range recs {
 		a := accts[r.AccountID]
 		if a == nil {
@@ -131,12 +140,24 @@ func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 		}
 		a.balance -= r.Cost
 		a.spent += r.Cost
-		if _, err := ins.ExecContext(ctx, r.AccountID, -r.Cost, a.balance, r.RequestID, toMicros(r.Time)); err != nil {
-			return fmt.Errorf("charge %s: %w", r.RequestID, err)
+		if len(args) == 0 {
+			q.WriteString(`INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at) VALUES `)
+		} else {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?, 'charge', ?, ?, ?, '', ?)`)
+		args = append(args, r.AccountID, -r.Cost, a.balance, r.RequestID, toMicros(r.Time))
+		if len(args) == 5*ledgerChunk {
+			if err := flush(); err != nil {
+				return fmt.Errorf("charge batch: %w", err)
+			}
 		}
 		if r.KeyID != "" {
 			keys[r.KeyID] += r.Cost
 		}
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("charge batch: %w", err)
 	}
 	for _, id := range order {
 		a := accts[id]

@@ -9,12 +9,19 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-const insertUsage = `INSERT INTO usage_records
+// usageColumns is the column list of usage_records inserts; usageRow holds
+// one row's placeholders.
+const (
+	usageColumns = `INSERT INTO usage_records
 	(request_id, time, account_id, key_id, endpoint, model, provider, upstream_model,
 	 stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status, error_code,
-	 cost, cached_tokens, reasoning_tokens, estimated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (request_id) DO NOTHING`
+	 cost, cached_tokens, reasoning_tokens, estimated) VALUES `
+	usageRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	usageParams = 19
+	// usageChunk rows go in one statement: 19 × 200 parameters stay well
+	// under SQLite's limit of 32766.
+	usageChunk = 200
+)
 
 const selectUsage = `SELECT request_id, time, account_id, key_id, endpoint, model, provider,
 	upstream_model, stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status,
@@ -30,36 +37,59 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 		return nil
 	}
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, insertUsage)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		var charged []store.UsageRecord
-		for _, r := range recs {
-			res, err := stmt.ExecContext(ctx,
-				r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
-				r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
-				r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
-				r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated,
-			)
-			if err != nil {
+		inserted := make(map[string]bool, len(recs))
+		for i := 0; i < len(recs); i += usageChunk {
+			if err := insertUsageRows(ctx, tx, recs[i:min(i+usageChunk, len(recs))], inserted); err != nil {
 				return err
 			}
-			if r.Cost == 0 || r.AccountID == "" {
+		}
+		var charged []store.UsageRecord
+		for _, r := range recs {
+			// inserted holds each new id once: a second record with the
+			// same id in one batch is skipped like an already stored one.
+			if r.Cost == 0 || r.AccountID == "" || !inserted[r.RequestID] {
 				continue
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				if err != nil {
-					return err
-				}
-				continue // stored before, and charged then
-			}
+			delete(inserted, r.RequestID)
 			charged = append(charged, r)
 		}
 		return chargeBatch(ctx, tx, charged)
 	})
 	return wrap("insert usage", err)
+}
+
+// insertUsageRows inserts recs with one multi-row statement (a statement
+// per row costs most of a batch's time) and notes the ids that were new;
+// ids already stored are skipped by ON CONFLICT and not returned.
+func insertUsageRows(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
+	var q strings.Builder
+	q.Grow(len(usageColumns) + len(recs)*(len(usageRow)+1) + 64)
+	q.WriteString(usageColumns)
+	args := make([]any, 0, len(recs)*usageParams)
+	for i, r := range recs {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(usageRow)
+		args = append(args, r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
+			r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
+			r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
+			r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated)
+	}
+	q.WriteString(` ON CONFLICT (request_id) DO NOTHING RETURNING request_id`)
+	rows, err := tx.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		inserted[id] = true
+	}
+	return rows.Err()
 }
 
 // ListUsage returns the records f selects, newest first (ties broken by

@@ -119,6 +119,33 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("LargeBatchChargesEachOnce", func(t *testing.T) {
+		s := newStore(t)
+		a := newAccount(t, "bulk", at(0))
+		if err := s.CreateAccount(ctx(t), a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
+			t.Fatal(err)
+		}
+		// More records than one statement takes, with an id repeated inside
+		// the batch (charged once) and across the statement boundary.
+		var batch []store.UsageRecord
+		for i := range 450 {
+			r := usageRecord(fmt.Sprintf("bulk_%03d", i), a.ID, at(time.Second))
+			r.Cost = 10
+			batch = append(batch, r)
+		}
+		batch = append(batch, batch[0], batch[399])
+		if err := s.InsertUsage(ctx(t), batch); err != nil {
+			t.Fatal(err)
+		}
+		checkBalance(t, s, a.ID, money.Unit-4500, 4500)
+		if entries, _ := s.ListLedger(ctx(t), a.ID); len(entries) != 451 {
+			t.Errorf("%d ledger entries, want 451 (one top-up, 450 charges)", len(entries))
+		}
+	})
+
 	t.Run("ConcurrentPostsAddUp", func(t *testing.T) {
 		s := newStore(t)
 		a := newAccount(t, "acme", at(0))
