@@ -89,7 +89,7 @@ func TestImageEditBadInput(t *testing.T) {
 		{"dall-e-2 jpeg", "", []part{filePart("image", "a.jpg", "image/jpeg", jpg), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 400, "image", "takes png images"},
 		{"dall-e-2 not square", "", []part{filePart("image", "a.png", "", testPNG(t, 64, 32, false)), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 400, "image", "square images; 'a.png' is 64x32"},
 		{"dall-e-2 two images", "", base("dall-e-2", filePart("image", "b.png", "", png64)), "", 400, "image", "at most 1 image"},
-		{"dall-e-2 4 MB", "", []part{filePart("image", "a.png", "", big), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 413, "image", "limit of 4 MB"},
+		{"dall-e-2 4 MB", "", []part{filePart("image", "a.png", "", big), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 413, "image", "(4 MB)"},
 		{"dall-e-2 long prompt", "", []part{filePart("image", "a.png", "", png64), textPart("prompt", strings.Repeat("x", 1001)), textPart("model", "dall-e-2")}, "", 400, "prompt", "at most 1000"},
 		{"mask of another size", "", base("dall-e-2", filePart("mask", "m.png", "", testPNG(t, 32, 32, true))), "", 400, "mask", "same dimensions"},
 		{"mask not png", "", base("gpt-image-1", filePart("mask", "m.jpg", "", jpg)), "", 400, "mask", "must be a PNG"},
@@ -105,7 +105,7 @@ func TestImageEditBadInput(t *testing.T) {
 		{"chat model", "", base("gpt-4o-mini"), "", 400, "model", "does not support image edits"},
 		{"unknown model", "", base("dall-e-9"), "", 404, "model", "does not exist"},
 		{"stream", "", base("gpt-image-1", textPart("stream", "true")), "", 400, "stream", "not supported"},
-		{"cut short", "multipart/form-data; boundary=xyz", nil, "--xyz\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\"\r\n\r\n\x89PNG\r\n\x1a\n", 400, "image", "could not be read"},
+		{"cut short", "multipart/form-data; boundary=xyz", nil, "--xyz\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\"\r\n\r\n\x89PNG\r\n\x1a\n", 400, "image", "is malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

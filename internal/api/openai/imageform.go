@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -231,25 +230,16 @@ func (hf *heldImage) toDisk(prefix []byte) error {
 	return nil
 }
 
-// imageFormError maps a failure to read the upload: 413 past the limit, else a
-// 400 for a malformed body.
+// imageFormError maps a failure to read the upload (multipartError, with
+// the field's name without its [] and "image" when the failure is not in a
+// file).
 func imageFormError(param string, limit int64, err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		if param == "" {
-			param = "image"
-		}
-		return imageUploadTooLarge(formParam(param), limit)
+	if param == "" {
+		param = "image"
 	}
-	var ae *apierr.Error
-	if errors.As(err, &ae) {
-		return ae
-	}
-	return &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeInvalidRequest,
-		Param: formParam(param), Message: "The multipart/form-data body could not be read; check its boundary and framing.", Err: err}
+	return multipartError(err, formParam(param), limit)
 }
 
 func imageUploadTooLarge(param string, limit int64) *apierr.Error {
-	return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: apierr.CodeRequestTooLarge,
-		Param: param, Message: fmt.Sprintf("The upload is larger than the limit of %d MB.", limit>>20)}
+	return multipartTooLarge(param, limit)
 }
