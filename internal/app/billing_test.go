@@ -2,9 +2,10 @@ package app_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -101,16 +102,24 @@ func TestChargesAndCostHeader(t *testing.T) {
 		t.Errorf("X-Modelgate-Cost = %q", got)
 	}
 	// Streams carry it as a trailer, with or without usage for the client.
+	// A plain HTTP client reads the body to its end, where trailers are
+	// (the SDK may close the body at [DONE] before reading them).
 	for _, includeUsage := range []bool{false, true} {
-		s := c.Chat.Completions.NewStreaming(ctx, streamParams("gpt-4o-mini", includeUsage), option.WithResponseInto(&raw))
-		for s.Next() {
-		}
-		if err := s.Err(); err != nil {
+		b, err := json.Marshal(streamParams("gpt-4o-mini", includeUsage))
+		if err != nil {
 			t.Fatal(err)
 		}
-		// The SDK stops at [DONE]; trailers are there once the body is read to its end.
-		_, _ = io.Copy(io.Discard, raw.Body)
-		if got := raw.Trailer.Get("X-Modelgate-Cost"); got != "0.000009" {
+		var body map[string]any
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatal(err)
+		}
+		body["stream"] = true
+		b, _ = json.Marshal(body)
+		resp, out := g.post("/v1/chat/completions", "application/json", p.secret, bytes.NewReader(b))
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte("data: [DONE]")) {
+			t.Fatalf("stream: %d %s", resp.StatusCode, out)
+		}
+		if got := resp.Trailer.Get("X-Modelgate-Cost"); got != "0.000009" {
 			t.Errorf("stream trailer X-Modelgate-Cost = %q (include_usage %v)", got, includeUsage)
 		}
 	}
@@ -194,7 +203,11 @@ func TestInsufficientQuota(t *testing.T) {
 // succeed, 180 get 429 insufficient_quota without reaching the upstream,
 // and the balance ends at zero, equal to the ledger.
 func TestConcurrentBudget(t *testing.T) {
-	g := startGateway(t, withBudgetModel)
+	// 200 requests at once on a busy CI machine (race detector, packages
+	// tested in parallel): the fake upstream gets time enough to answer.
+	g := startGateway(t, withBudgetModel, func(c *config.Config) {
+		c.Providers[0].Timeout, c.Providers[0].IdleTimeout = config.Duration(time.Minute), config.Duration(30*time.Second)
+	})
 	p := g.newPayer("default", 20*budgetCost, 0, time.Time{})
 	c := g.client(p.secret)
 	params := streamParams("budget-model", false)
