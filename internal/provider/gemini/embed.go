@@ -1,13 +1,9 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -94,28 +90,9 @@ func (c *Client) embedBatch(ctx context.Context, model string, r *embedBatchRequ
 	if err != nil {
 		return nil, fmt.Errorf("gemini %s: encode embed request: %w", c.name, err)
 	}
-	k := c.start(ctx)
-	defer k.Release()
-	u := c.base + "/v1beta/models/" + url.PathEscape(model) + ":batchEmbedContents"
-	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
+	b, err := c.unary(ctx, model, ":batchEmbedContents", body)
 	if err != nil {
-		return nil, fmt.Errorf("gemini %s: new embed request: %w", c.name, err)
-	}
-	hr.Header = c.header.Clone()
-	hr.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(hr)
-	if err != nil {
-		return nil, provider.FromTransport(k.Ctx, c.name, err)
-	}
-	defer resp.Body.Close()
-	k.Touch()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
-	}
-	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
-	if err != nil {
-		return nil, provider.FromTransport(k.Ctx, c.name, err)
+		return nil, err
 	}
 	return embedVectors(c.name, b, len(r.Requests))
 }

@@ -225,3 +225,33 @@ func vendorFailure(name string, w *wireError) error {
 	}
 	return provider.FromStatus(name, status, nil, vendorError(w))
 }
+
+// unary posts body to {base}/v1beta/models/{model}{method} (method such as
+// ":batchEmbedContents") and returns the whole 2xx answer, or the client's
+// error for any other status or a failed exchange.
+func (c *Client) unary(ctx context.Context, model, method string, body []byte) ([]byte, error) {
+	k := c.start(ctx)
+	defer k.Release()
+	u := c.base + "/v1beta/models/" + url.PathEscape(model) + method
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("gemini %s: new request: %w", c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	hr.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	defer resp.Body.Close()
+	k.Touch()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+	}
+	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
+	if err != nil {
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	return b, nil
+}

@@ -1,13 +1,10 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -110,28 +107,9 @@ func (c *Client) GenerateImages(ctx context.Context, req *provider.ImageRequest)
 	if err != nil {
 		return nil, fmt.Errorf("gemini %s: encode imagen request: %w", c.name, err)
 	}
-	k := c.start(ctx)
-	defer k.Release()
-	u := c.base + "/v1beta/models/" + url.PathEscape(req.UpstreamModel) + ":predict"
-	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
+	b, err := c.unary(ctx, req.UpstreamModel, ":predict", body)
 	if err != nil {
-		return nil, fmt.Errorf("gemini %s: new request: %w", c.name, err)
-	}
-	hr.Header = c.header.Clone()
-	hr.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(hr)
-	if err != nil {
-		return nil, provider.FromTransport(k.Ctx, c.name, err)
-	}
-	defer resp.Body.Close()
-	k.Touch()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
-	}
-	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
-	if err != nil {
-		return nil, provider.FromTransport(k.Ctx, c.name, err)
+		return nil, err
 	}
 	return c.imagenAnswer(b, aspect)
 }
