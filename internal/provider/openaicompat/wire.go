@@ -1,40 +1,58 @@
 package openaicompat
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
 )
 
-// wireUsage is OpenAI's usage object.
-type wireUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-func parseUsage(raw []byte) (provider.Usage, bool) {
-	var w wireUsage
-	if err := json.Unmarshal(raw, &w); err != nil {
+// parseUsage reads OpenAI's usage object ({"prompt_tokens", "completion_tokens",
+// "total_tokens", "prompt_tokens_details": {"cached_tokens"},
+// "completion_tokens_details": {"reasoning_tokens"}}). It runs once per
+// answer on the hot path, so it picks the members out of the raw bytes
+// rather than decoding by reflection. ok is false unless raw is an object
+// whose counts, where present, are integers: a vendor's usage the gateway
+// cannot read is treated as missing (and the gateway counts), never as 0.
+func parseUsage(raw []byte) (u provider.Usage, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
 		return provider.Usage{}, false
 	}
-	u := provider.Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens}
+	ok = true
+	count := func(obj []byte, key string) int64 {
+		v, found := jsonx.Field(obj, key)
+		if !found || jsonx.IsNull(v) {
+			return 0
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			ok = false
+		}
+		return n
+	}
+	detail := func(key, inner string) int64 {
+		v, found := jsonx.Field(raw, key)
+		if !found || jsonx.IsNull(v) {
+			return 0
+		}
+		if len(v) == 0 || v[0] != '{' {
+			ok = false
+			return 0
+		}
+		return count(v, inner)
+	}
+	u = provider.Usage{PromptTokens: count(raw, "prompt_tokens"), CompletionTokens: count(raw, "completion_tokens"),
+		TotalTokens: count(raw, "total_tokens"), CachedTokens: detail("prompt_tokens_details", "cached_tokens"),
+		ReasoningTokens: detail("completion_tokens_details", "reasoning_tokens")}
+	if !ok {
+		return provider.Usage{}, false
+	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
-	if w.PromptTokensDetails != nil {
-		u.CachedTokens = w.PromptTokensDetails.CachedTokens
-	}
-	if w.CompletionTokensDetails != nil {
-		u.ReasoningTokens = w.CompletionTokensDetails.ReasoningTokens
 	}
 	return u, true
 }

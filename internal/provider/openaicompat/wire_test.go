@@ -1,0 +1,35 @@
+package openaicompat
+
+import (
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/provider"
+)
+
+func TestParseUsage(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      provider.Usage
+		ok        bool
+	}{
+		{"plain", `{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29}`, provider.Usage{PromptTokens: 19, CompletionTokens: 10, TotalTokens: 29}, true},
+		{"details", `{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":30}}`,
+			provider.Usage{PromptTokens: 100, CompletionTokens: 50, TotalTokens: 150, CachedTokens: 64, ReasoningTokens: 30}, true},
+		{"null details", `{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens_details":null}`, provider.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, true},
+		{"total missing", ` {"prompt_tokens":4,"completion_tokens":5} `, provider.Usage{PromptTokens: 4, CompletionTokens: 5, TotalTokens: 9}, true},
+		{"empty object", `{}`, provider.Usage{}, true},
+		{"float count", `{"prompt_tokens":12.0,"completion_tokens":1}`, provider.Usage{}, false},
+		{"string count", `{"prompt_tokens":"12","completion_tokens":1}`, provider.Usage{}, false},
+		{"details not an object", `{"prompt_tokens":1,"prompt_tokens_details":5}`, provider.Usage{}, false},
+		{"not an object", `[1,2]`, provider.Usage{}, false},
+		{"empty", ``, provider.Usage{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseUsage([]byte(tt.raw))
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("parseUsage(%s) = %+v, %v; want %+v, %v", tt.raw, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
