@@ -219,14 +219,21 @@ func promptTokens(tok *tokenize.Tokenizer, body []byte) (int64, error) {
 // settle charges u (completed from counts when the vendor reported none)
 // and returns the cost; a nil charge (no billing) costs nothing.
 func (c *charge) settle(u *provider.Usage, completion func() int64, out *outcome) money.Micros {
+	return c.settleUsage(u, func() int64 {
+		n, _ := promptTokens(c.tok, c.body)
+		return n
+	}, completion, out)
+}
+
+// settleUsage charges u at the model's token price; when the vendor
+// reported no usage, prompt and completion count it (and the record says
+// estimated). Absurd counts charge the reservation, never nothing.
+func (c *charge) settleUsage(u *provider.Usage, prompt, completion func() int64, out *outcome) money.Micros {
 	if c == nil {
 		return 0
 	}
 	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		if n, err := promptTokens(c.tok, c.body); err == nil {
-			u.PromptTokens = n
-		}
-		u.CompletionTokens = completion()
+		u.PromptTokens, u.CompletionTokens = prompt(), completion()
 		out.estimated = true
 	}
 	if c.price.Free {
@@ -235,7 +242,7 @@ func (c *charge) settle(u *provider.Usage, completion func() int64, out *outcome
 	cost, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
 		Completion: u.CompletionTokens}, c.ratio)
 	if err != nil {
-		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+		cost = c.hold.Amount()
 	}
 	c.hold.Settle(cost)
 	return cost

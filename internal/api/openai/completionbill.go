@@ -159,24 +159,10 @@ func promptText(raw []byte) []byte {
 // settleCompletion is settle for legacy completions: when the vendor
 // reported no usage, the prompt member and the delivered text are counted.
 func (c *charge) settleCompletion(u *provider.Usage, prompt []byte, completion func() int64, out *outcome) money.Micros {
-	if c == nil {
-		return 0
-	}
-	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		u.PromptTokens, _ = countPrompts(c.tok, prompt)
-		u.CompletionTokens = completion()
-		out.estimated = true
-	}
-	if c.price.Free {
-		return 0
-	}
-	cost, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
-		Completion: u.CompletionTokens}, c.ratio)
-	if err != nil {
-		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
-	}
-	c.hold.Settle(cost)
-	return cost
+	return c.settleUsage(u, func() int64 {
+		n, _ := countPrompts(c.tok, prompt)
+		return n
+	}, completion, out)
 }
 
 // completionDelivered counts the text of relayed text_completion chunks,
