@@ -313,3 +313,27 @@ func EachElement(b []byte, fn func(el []byte) bool) error {
 
 // ErrNotArray is returned when an array operation meets something else.
 var ErrNotArray = errors.New("jsonx: not a JSON array")
+
+// Kind names the JSON type of a raw value for error messages: "string",
+// "object", "array", "boolean", "null", "number", or "nothing" when empty.
+// It looks at the first byte only; the value is assumed valid.
+func Kind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}

@@ -206,27 +206,8 @@ func jsonKind(v string) string {
 	return "a " + v
 }
 
-// kind names the JSON type of a raw value ("nothing" when absent).
-func kind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
-}
+// kind names the JSON type of a raw value (see jsonx.Kind).
+func kind(raw []byte) string { return jsonx.Kind(raw) }
 
 func present(raw []byte) bool { k := kind(raw); return k != "nothing" && k != "null" }
 

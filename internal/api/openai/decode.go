@@ -67,27 +67,8 @@ func join(at, key string) string {
 	return at + "." + key
 }
 
-// kind names the JSON type of a raw value.
-func kind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
-}
+// kind names the JSON type of a raw value (see jsonx.Kind).
+func kind(raw []byte) string { return jsonx.Kind(raw) }
 
 func isNull(raw []byte) bool { return kind(raw) == "null" }
 
