@@ -41,17 +41,15 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 }
 
 func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
-	return &stream{name: c.name, k: k, body: body, r: sse.NewReader(k.Reader(body), 0), now: c.now,
+	return &stream{name: c.name, SSEBody: provider.NewSSEBody(k, body), now: c.now,
 		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{}}
 }
 
 // stream translates Anthropic's SSE events into chunks one by one; it
 // keeps only the current chunk and the index of each open tool call.
 type stream struct {
-	name         string
-	k            *provider.Call
-	body         io.ReadCloser
-	r            *sse.Reader
+	name string
+	provider.SSEBody
 	now          func() time.Time
 	model        string
 	includeUsage bool
@@ -67,7 +65,6 @@ type stream struct {
 	finished  bool // a stop_reason was seen
 	usageSent bool
 	chunk     []byte
-	closed    bool
 	err       error
 }
 
@@ -78,11 +75,11 @@ var (
 
 // Next reads upstream events until one yields a chunk.
 func (s *stream) Next() bool {
-	if s.err != nil || s.closed {
+	if s.err != nil || s.Closed() {
 		return false
 	}
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.R.Next()
 		if err != nil {
 			return s.fail(err)
 		}
@@ -220,7 +217,7 @@ func (s *stream) fail(err error) bool {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(s.name, err)
 	default:
-		if e := provider.FromTransport(s.k.Ctx, s.name, err); e != nil {
+		if e := provider.FromTransport(s.K.Ctx, s.name, err); e != nil {
 			s.err = e
 		} else {
 			s.err = fmt.Errorf("anthropic %s: read stream: %w", s.name, err)
@@ -229,23 +226,9 @@ func (s *stream) fail(err error) bool {
 	return false
 }
 
-func (s *stream) Chunk() []byte  { return s.chunk }
-func (s *stream) Err() error     { return s.err }
-func (s *stream) Buffered() bool { return s.r != nil && s.r.Buffered() }
+func (s *stream) Chunk() []byte { return s.chunk }
+func (s *stream) Err() error    { return s.err }
 
 // Usage is known once message_start arrived; output counts grow until
 // message_delta.
 func (s *stream) Usage() (provider.Usage, bool) { return toUsage(s.usage), s.hasUsage }
-
-// Close releases the upstream connection; safe to call more than once.
-func (s *stream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.body.Close()
-	s.k.Release()
-	s.r.Release()
-	s.r = nil
-	return err
-}

@@ -34,7 +34,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 }
 
 func (c *Client) newStream(k *provider.Call, body io.ReadCloser, model string, includeUsage bool) *stream {
-	return &stream{c: c, k: k, body: body, r: sse.NewReader(k.Reader(body), 0), model: model,
+	return &stream{c: c, SSEBody: provider.NewSSEBody(k, body), model: model,
 		includeUsage: includeUsage, created: c.now().Unix(),
 		started: map[int]bool{}, calls: map[int]int{}, finished: map[int]bool{}}
 }
@@ -42,10 +42,8 @@ func (c *Client) newStream(k *provider.Call, body io.ReadCloser, model string, i
 // stream reads Gemini's SSE events one at a time; it keeps only the current
 // chunk and per-choice counters.
 type stream struct {
-	c            *Client
-	k            *provider.Call
-	body         io.ReadCloser
-	r            *sse.Reader
+	c *Client
+	provider.SSEBody
 	model        string
 	includeUsage bool
 	id           string
@@ -59,7 +57,6 @@ type stream struct {
 	chunk    []byte
 	usage    provider.Usage
 	hasUsage bool
-	closed   bool
 	err      error
 }
 
@@ -72,14 +69,14 @@ var (
 // stream with EOF (no [DONE]); then, if the client asked for usage, one
 // usage-only chunk follows.
 func (s *stream) Next() bool {
-	if s.err != nil || s.closed {
+	if s.err != nil || s.Closed() {
 		return false
 	}
 	if len(s.queue) > 0 {
 		return s.pop()
 	}
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.R.Next()
 		if err != nil {
 			return s.end(err)
 		}
@@ -186,7 +183,7 @@ func (s *stream) end(err error) bool {
 		case errors.Is(err, sse.ErrEventTooLarge):
 			s.err = provider.BadResponse(s.c.name, err)
 		default:
-			if e := provider.FromTransport(s.k.Ctx, s.c.name, err); e != nil {
+			if e := provider.FromTransport(s.K.Ctx, s.c.name, err); e != nil {
 				s.err = e
 			} else {
 				s.err = err
@@ -228,17 +225,3 @@ func (s *stream) complete() bool {
 func (s *stream) Chunk() []byte                 { return s.chunk }
 func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
 func (s *stream) Err() error                    { return s.err }
-func (s *stream) Buffered() bool                { return s.r != nil && s.r.Buffered() }
-
-// Close releases the upstream connection; safe to call more than once.
-func (s *stream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.body.Close()
-	s.k.Release()
-	s.r.Release()
-	s.r = nil
-	return err
-}

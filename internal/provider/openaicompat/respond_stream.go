@@ -17,10 +17,8 @@ import (
 // of the terminal event is kept for billing; an upstream "error" event ends
 // the stream with Err, so the gateway answers it in its own words.
 type eventStream struct {
-	name  string
-	k     *provider.Call
-	body  io.ReadCloser
-	r     *sse.Reader
+	name string
+	provider.SSEBody
 	model []byte // quoted public model id
 
 	typ      string
@@ -28,7 +26,6 @@ type eventStream struct {
 	usage    provider.Usage
 	hasUsage bool
 	terminal bool // response.completed, .incomplete or .failed was seen
-	closed   bool
 	err      error
 }
 
@@ -38,16 +35,16 @@ var (
 )
 
 func newEventStream(name string, k *provider.Call, body io.ReadCloser, model []byte) *eventStream {
-	return &eventStream{name: name, k: k, body: body, r: sse.NewReader(k.Reader(body), 0), model: model}
+	return &eventStream{name: name, SSEBody: provider.NewSSEBody(k, body), model: model}
 }
 
 // Next reads the next upstream event.
 func (s *eventStream) Next() bool {
-	if s.err != nil || s.closed {
+	if s.err != nil || s.Closed() {
 		return false
 	}
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.R.Next()
 		if err != nil {
 			s.fail(err)
 			return false
@@ -122,7 +119,7 @@ func (s *eventStream) fail(err error) {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(s.name, err)
 	default:
-		if e := provider.FromTransport(s.k.Ctx, s.name, err); e != nil {
+		if e := provider.FromTransport(s.K.Ctx, s.name, err); e != nil {
 			s.err = e
 			return
 		}
@@ -133,16 +130,3 @@ func (s *eventStream) fail(err error) {
 func (s *eventStream) Event() (string, []byte)       { return s.typ, s.data }
 func (s *eventStream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
 func (s *eventStream) Err() error                    { return s.err }
-func (s *eventStream) Buffered() bool                { return s.r != nil && s.r.Buffered() }
-
-func (s *eventStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.body.Close()
-	s.k.Release()
-	s.r.Release()
-	s.r = nil
-	return err
-}

@@ -38,16 +38,14 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 }
 
 func newStream(name string, k *provider.Call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
-	return &stream{name: name, k: k, body: body, r: sse.NewReader(k.Reader(body), 0),
+	return &stream{name: name, SSEBody: provider.NewSSEBody(k, body),
 		model: model, includeUsage: includeUsage}
 }
 
 // stream reads upstream SSE event by event; it keeps only the current chunk.
 type stream struct {
-	name         string
-	k            *provider.Call
-	body         io.ReadCloser
-	r            *sse.Reader
+	name string
+	provider.SSEBody
 	model        []byte // quoted public model id
 	includeUsage bool
 
@@ -56,7 +54,6 @@ type stream struct {
 	usage    provider.Usage
 	hasUsage bool
 	finished bool // a finish_reason was seen
-	closed   bool
 	err      error
 }
 
@@ -82,12 +79,12 @@ var finishMarks = [][]byte{[]byte(`"finish_reason":"`), []byte(`"finish_reason":
 // public id (and, when the client did not ask for usage, the usage member
 // removed).
 func (s *stream) Next() bool {
-	if s.err != nil || s.closed {
+	if s.err != nil || s.Closed() {
 		return false
 	}
 	sp := s.spans[:] // a field: CheckObject keeps it in a pooled checker, so a local would escape
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.R.Next()
 		if err != nil {
 			s.fail(err)
 			return false
@@ -177,7 +174,7 @@ func (s *stream) fail(err error) {
 		s.err = provider.BadResponse(s.name, err)
 		return
 	}
-	if e := provider.FromTransport(s.k.Ctx, s.name, err); e != nil {
+	if e := provider.FromTransport(s.K.Ctx, s.name, err); e != nil {
 		s.err = e
 		return
 	}
@@ -187,16 +184,3 @@ func (s *stream) fail(err error) {
 func (s *stream) Chunk() []byte                 { return s.chunk }
 func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
 func (s *stream) Err() error                    { return s.err }
-func (s *stream) Buffered() bool                { return s.r != nil && s.r.Buffered() }
-
-func (s *stream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.body.Close()
-	s.k.Release()
-	s.r.Release()
-	s.r = nil
-	return err
-}
