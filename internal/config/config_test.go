@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/money"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func TestDefaultValidates(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads the config file at path, expands ${VAR} and ${VAR:-default} in

@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/money"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func TestAmountAndRatioYAML(t *testing.T) {
