@@ -37,7 +37,7 @@ func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (
 	)
 	if s3 := cfg.Images.S3; s3 != nil {
 		backend, err = imagestore.NewS3(imagestore.S3Options{Endpoint: s3.Endpoint, Region: s3.Region, Bucket: s3.Bucket,
-			Prefix: s3.Prefix, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Now: now})
+			Prefix: s3.Prefix, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey})
 	} else {
 		d, err = imagestore.NewDir(dir)
 		backend = d

@@ -29,7 +29,10 @@ func NewDir(dir string) (*Dir, error) {
 }
 
 // Put writes data to dir/name.
-func (d *Dir) Put(_ context.Context, name string, data []byte, _ string) error {
+func (d *Dir) Put(ctx context.Context, name string, data []byte, _ string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(d.dir, ".put-*")
 	if err != nil {
 		return err
@@ -47,7 +50,10 @@ func (d *Dir) Put(_ context.Context, name string, data []byte, _ string) error {
 }
 
 // Get opens dir/name; the body is an *os.File (seekable).
-func (d *Dir) Get(_ context.Context, name string) (Object, error) {
+func (d *Dir) Get(ctx context.Context, name string) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return Object{}, err
+	}
 	f, err := os.Open(filepath.Join(d.dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Object{}, ErrNotFound

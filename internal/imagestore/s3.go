@@ -3,222 +3,164 @@ package imagestore
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
 // S3Options configure an S3-compatible bucket (AWS S3, MinIO, Cloudflare
 // R2, ...), addressed path-style: {Endpoint}/{Bucket}/{Prefix}{name}.
 type S3Options struct {
-	Endpoint   string // e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000
-	Region     string // default us-east-1 (R2: auto)
-	Bucket     string
-	Prefix     string // key prefix, e.g. "images/"
-	AccessKey  string
-	SecretKey  string
-	HTTPClient *http.Client     // nil: a client with a 60s timeout
-	Now        func() time.Time // signing time; nil: time.Now
+	// Endpoint is scheme://host[:port] without a path, e.g.
+	// https://s3.eu-west-1.amazonaws.com or http://minio:9000.
+	Endpoint string
+	// Region signs the requests. "" means the region in an AWS endpoint's
+	// host name (s3.eu-west-1.amazonaws.com), else us-east-1; R2 wants auto.
+	Region    string
+	Bucket    string
+	Prefix    string // key prefix, e.g. "images/"
+	AccessKey string
+	SecretKey string
+	// Transport carries the requests; nil: a copy of http.DefaultTransport
+	// that gives up on a response whose headers take over a minute.
+	Transport http.RoundTripper
+	// Timeout bounds one Put, and one Get including reading its body (as
+	// the whole-request timeout of the earlier client did); 0: a minute.
+	Timeout time.Duration
 }
 
-// S3 is a Backend in an S3-compatible bucket, signed with AWS Signature
-// Version 4 using only the standard library. The bucket stays private:
-// clients fetch images through the gateway's signed URLs. The gateway does
-// not delete objects; give the bucket a lifecycle rule that expires them
-// (a day is plenty for URLs valid an hour).
+// S3 is a Backend in an S3-compatible bucket, spoken to with minio-go
+// (Signature Version 4, single-request PUTs with a signed payload hash,
+// path-style addressing). The bucket stays private: clients fetch images
+// through the gateway's signed URLs. The gateway does not delete objects;
+// give the bucket a lifecycle rule that expires them (a day is plenty for
+// URLs valid an hour).
 type S3 struct {
-	base                 *url.URL // endpoint with the bucket path
-	region, prefix       string
-	accessKey, secretKey string
-	hc                   *http.Client
-	now                  func() time.Time
+	core    *minio.Core
+	bucket  string
+	prefix  string
+	timeout time.Duration
 }
 
 var _ Backend = (*S3)(nil)
 
-// NewS3 checks o and builds the backend.
+// s3Retries is how many attempts minio-go makes for a request that failed
+// in a way worth retrying (network errors, 5xx, SlowDown). Its default of
+// ten would keep an image request waiting long after S3 is known to be down.
+const s3Retries = 3
+
+// NewS3 checks o and builds the backend. It makes no request: a wrong
+// bucket or key shows in the first Put.
 func NewS3(o S3Options) (*S3, error) {
-	u, err := url.Parse(strings.TrimRight(o.Endpoint, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("imagestore: s3 endpoint %q must be an http(s) URL", o.Endpoint)
+	u, err := url.Parse(o.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("imagestore: s3 endpoint %q must be an http(s) URL of a host without a path, like https://s3.eu-west-1.amazonaws.com", o.Endpoint)
 	}
 	if o.Bucket == "" || strings.Contains(o.Bucket, "/") {
 		return nil, fmt.Errorf("imagestore: s3 bucket %q is not a bucket name", o.Bucket)
 	}
+	if err := s3utils.CheckValidBucketName(o.Bucket); err != nil {
+		return nil, fmt.Errorf("imagestore: s3 bucket %q: %w", o.Bucket, err)
+	}
 	if o.AccessKey == "" || o.SecretKey == "" {
-		return nil, fmt.Errorf("imagestore: s3 needs an access key and a secret key")
+		return nil, errors.New("imagestore: s3 needs an access key and a secret key")
+	}
+	if o.Region == "" {
+		o.Region = s3utils.GetRegionFromURL(*u)
 	}
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: time.Minute}
+	if o.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = time.Minute
+		t.DisableCompression = true // serve the bytes as stored, never transparently gunzipped
+		o.Transport = t
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Timeout <= 0 {
+		o.Timeout = time.Minute
 	}
-	u.Path += "/" + o.Bucket + "/"
-	return &S3{base: u, region: o.Region, prefix: o.Prefix, accessKey: o.AccessKey, secretKey: o.SecretKey,
-		hc: o.HTTPClient, now: o.Now}, nil
+	core, err := minio.NewCore(u.Host, &minio.Options{
+		Creds:     credentials.NewStaticV4(o.AccessKey, o.SecretKey, ""),
+		Secure:    u.Scheme == "https",
+		Transport: o.Transport,
+		// A region set here also spares minio-go its GetBucketLocation
+		// round trip before the first request.
+		Region:       o.Region,
+		BucketLookup: minio.BucketLookupPath,
+		MaxRetries:   s3Retries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("imagestore: s3 endpoint %q: %w", o.Endpoint, err)
+	}
+	// Talk to the host configured (for AWS: its regional endpoint), not to
+	// the dual-stack one minio-go would pick by default.
+	core.SetS3EnableDualstack(false)
+	return &S3{core: core, bucket: o.Bucket, prefix: o.Prefix, timeout: o.Timeout}, nil
 }
 
-// objectURL is the URL of an object; names are validated, prefixes are
-// the operator's and escaped like any key.
-func (s *S3) objectURL(name string) *url.URL {
-	u := *s.base
-	u.Path += s.prefix + name
-	u.RawPath = ""
-	return &u
-}
-
-// Put uploads one image.
+// Put uploads one image in a single PUT whose payload hash is signed, the
+// one request shape every S3-compatible service accepts (no aws-chunked
+// streaming signatures, no trailing checksums).
 func (s *S3) Put(ctx context.Context, name string, data []byte, contentType string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.objectURL(name).String(), bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	key := s.prefix + name
 	sum := sha256.Sum256(data)
-	s.sign(req, hex.EncodeToString(sum[:]))
-	resp, err := s.hc.Do(req)
+	_, err := s.core.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), "", hex.EncodeToString(sum[:]),
+		minio.PutObjectOptions{ContentType: contentType, DisableContentSha256: true})
 	if err != nil {
-		return fmt.Errorf("s3 put: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("s3 put: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+		return s3Error("put", key, err)
 	}
 	return nil
 }
 
-// Get streams one image; ErrNotFound when the bucket has none.
+// Get streams one image; ErrNotFound when the bucket has no such key. The
+// type served comes from the name, never from what the bucket says.
 func (s *S3) Get(ctx context.Context, name string) (Object, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.objectURL(name).String(), nil)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	key := s.prefix + name
+	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return Object{}, err
-	}
-	s.sign(req, emptySHA256)
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return Object{}, fmt.Errorf("s3 get: %w", err)
-	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		resp.Body.Close()
-		return Object{}, ErrNotFound
-	case resp.StatusCode/100 != 2:
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		resp.Body.Close()
-		return Object{}, fmt.Errorf("s3 get: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
-	}
-	mod, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
-	return Object{Body: resp.Body, Size: resp.ContentLength, ContentType: ContentType(name), ModTime: mod}, nil
-}
-
-// emptySHA256 is the payload hash of a request without a body.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-// sign adds x-amz-date, x-amz-content-sha256 and the Authorization of
-// Signature Version 4 over the host, those two and Content-Type.
-func (s *S3) sign(req *http.Request, payloadHash string) {
-	t := s.now().UTC()
-	req.Header.Set("X-Amz-Date", t.Format("20060102T150405Z"))
-	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
-	headers := map[string]string{"host": req.URL.Host}
-	for _, k := range []string{"Content-Type", "X-Amz-Date", "X-Amz-Content-Sha256"} {
-		if v := req.Header.Get(k); v != "" {
-			headers[strings.ToLower(k)] = v
+		cancel()
+		if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
+			return Object{}, ErrNotFound
 		}
+		return Object{}, s3Error("get", key, err)
 	}
-	req.Header.Set("Authorization", sigV4(req.Method, req.URL.EscapedPath(), req.URL.Query(), headers, payloadHash,
-		s.accessKey, s.secretKey, s.region, "s3", t))
+	return Object{Body: &cancelOnClose{ReadCloser: body, cancel: cancel}, Size: info.Size,
+		ContentType: ContentType(name), ModTime: info.LastModified}, nil
 }
 
-// sigV4 is the Authorization header of AWS Signature Version 4 for a
-// request: path as sent (escaped), headers with lowercase names.
-func sigV4(method, path string, query url.Values, headers map[string]string, payloadHash, accessKey, secretKey, region, service string, t time.Time) string {
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
+// s3Error says which request failed, with S3's status and error code when
+// there is one (minio-go's own message carries neither); ctx errors stay
+// visible to errors.Is.
+func s3Error(op, key string, err error) error {
+	if r := minio.ToErrorResponse(err); r.Code != "" && r.StatusCode != 0 {
+		return fmt.Errorf("s3 %s %s: HTTP %d %s: %w", op, key, r.StatusCode, r.Code, err)
 	}
-	sort.Strings(names)
-	var canon strings.Builder
-	canon.WriteString(method + "\n" + canonicalURI(path) + "\n" + canonicalQuery(query) + "\n")
-	for _, k := range names {
-		canon.WriteString(k + ":" + strings.Join(strings.Fields(headers[k]), " ") + "\n")
-	}
-	signed := strings.Join(names, ";")
-	canon.WriteString("\n" + signed + "\n" + payloadHash)
-	day := t.Format("20060102")
-	scope := day + "/" + region + "/" + service + "/aws4_request"
-	h := sha256.Sum256([]byte(canon.String()))
-	toSign := "AWS4-HMAC-SHA256\n" + t.Format("20060102T150405Z") + "\n" + scope + "\n" + hex.EncodeToString(h[:])
-	key := []byte("AWS4" + secretKey)
-	for _, part := range []string{day, region, service, "aws4_request"} {
-		key = hmacSHA256(key, part)
-	}
-	return "AWS4-HMAC-SHA256 Credential=" + accessKey + "/" + scope + ", SignedHeaders=" + signed +
-		", Signature=" + hex.EncodeToString(hmacSHA256(key, toSign))
+	return fmt.Errorf("s3 %s %s: %w", op, key, err)
 }
 
-func hmacSHA256(key []byte, data string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(data))
-	return m.Sum(nil)
+// cancelOnClose ends a Get's deadline when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
 }
 
-// canonicalURI re-escapes an escaped path the way S3 expects: every byte
-// but A-Z a-z 0-9 - . _ ~ and '/', once.
-func canonicalURI(escaped string) string {
-	raw, err := url.PathUnescape(escaped)
-	if err != nil {
-		raw = escaped
-	}
-	if raw == "" {
-		return "/"
-	}
-	return awsEscape(raw, false)
-}
-
-func canonicalQuery(q url.Values) string {
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		vs := append([]string(nil), q[k]...)
-		sort.Strings(vs)
-		for _, v := range vs {
-			parts = append(parts, awsEscape(k, true)+"="+awsEscape(v, true))
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-// awsEscape percent-encodes every byte but the unreserved ones (and '/'
-// unless slash is true).
-func awsEscape(s string, slash bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~':
-			b.WriteByte(c)
-		case c == '/' && !slash:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
