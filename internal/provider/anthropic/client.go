@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // Defaults used when Options leave a field empty.
@@ -40,6 +41,12 @@ type Options struct {
 	// DefaultMaxTokens is sent when neither the client nor the catalog
 	// (ChatRequest.MaxOutput) gives a limit; Anthropic requires one.
 	DefaultMaxTokens int64
+	// Tokenizer returns the tokenizer the catalog names for a model (by
+	// public id, else upstream id). Anthropic does not say how many of its
+	// output_tokens were thinking, so the adapter counts the thinking text
+	// it delivers with it and reports that as reasoning_tokens. Nil
+	// leaves reasoning_tokens 0.
+	Tokenizer func(public, upstream string) *tokenize.Tokenizer
 }
 
 // Client talks to one Anthropic Messages API upstream.
@@ -51,6 +58,7 @@ type Client struct {
 	idle      time.Duration
 	hc        *http.Client
 	maxTokens int64
+	tokens    func(public, upstream string) *tokenize.Tokenizer
 	maxBody   int64
 	maxError  int64
 	now       func() time.Time
@@ -87,7 +95,7 @@ func New(o Options) (*Client, error) {
 	c := &Client{
 		name: o.Name, url: base + "/v1/messages", header: h,
 		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient, maxTokens: o.DefaultMaxTokens,
-		maxBody: 64 << 20, maxError: 1 << 20, now: time.Now,
+		tokens: o.Tokenizer, maxBody: 64 << 20, maxError: 1 << 20, now: time.Now,
 	}
 	if c.timeout <= 0 {
 		c.timeout = 10 * time.Minute
@@ -155,7 +163,7 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 	if err != nil {
 		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
-	return c.response(body, req.PublicModel, tr.jsonTool)
+	return c.response(body, req.PublicModel, tr.jsonTool, c.tokenizer(req))
 }
 
 // errorTypeStatus maps Anthropic's error types to the HTTP status they

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -24,9 +25,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fixedNow makes created deterministic.
 var fixedNow = func() time.Time { return time.Unix(1767225600, 0) }
 
+// testTokens holds the vocabularies for every test client, loaded once.
+var testTokens = tokenize.NewSet()
+
+// claudeTokenizer is what the catalog names for Claude models: none, so
+// o200k, marked approximate.
+func claudeTokenizer(string, string) *tokenize.Tokenizer { return testTokens.For("") }
+
 func testClient(t testing.TB) *Client {
 	t.Helper()
-	c, err := New(Options{Name: "test-anthropic", APIKey: "k"})
+	c, err := New(Options{Name: "test-anthropic", APIKey: "k", Tokenizer: claudeTokenizer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,18 +161,22 @@ func TestResponseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkMessageOracle(t, in)
-			res, err := c.response(in, "claude-public", jsonToolFor(filepath.Base(path)))
+			res, err := c.response(in, "claude-public", jsonToolFor(filepath.Base(path)), testTokens.For(""))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var w struct {
 				Usage struct {
-					PromptTokens     int64 `json:"prompt_tokens"`
-					CompletionTokens int64 `json:"completion_tokens"`
+					PromptTokens            int64 `json:"prompt_tokens"`
+					CompletionTokens        int64 `json:"completion_tokens"`
+					CompletionTokensDetails struct {
+						ReasoningTokens int64 `json:"reasoning_tokens"`
+					} `json:"completion_tokens_details"`
 				} `json:"usage"`
 			}
 			_ = json.Unmarshal(res.Body, &w)
-			if !res.HasUsage || res.Usage.PromptTokens != w.Usage.PromptTokens || res.Usage.CompletionTokens != w.Usage.CompletionTokens {
+			if !res.HasUsage || res.Usage.PromptTokens != w.Usage.PromptTokens || res.Usage.CompletionTokens != w.Usage.CompletionTokens ||
+				res.Usage.ReasoningTokens != w.Usage.CompletionTokensDetails.ReasoningTokens {
 				t.Errorf("usage %+v does not match body %+v", res.Usage, w.Usage)
 			}
 			golden(t, strings.TrimSuffix(path, ".json")+".golden.json", indent(t, res.Body))
@@ -177,7 +189,8 @@ func TestResponseGolden(t *testing.T) {
 func runStream(t testing.TB, c *Client, body io.Reader, jsonTool string, includeUsage bool) []byte {
 	t.Helper()
 	k := c.start(context.Background())
-	s := c.newStream(k, io.NopCloser(body), &provider.ChatRequest{PublicModel: "claude-public", IncludeUsage: includeUsage}, jsonTool)
+	s := c.newStream(k, io.NopCloser(body), &provider.ChatRequest{PublicModel: "claude-public",
+		UpstreamModel: "claude-sonnet-4-5", IncludeUsage: includeUsage}, jsonTool)
 	defer s.Close()
 	var out bytes.Buffer
 	for s.Next() {
@@ -192,7 +205,7 @@ func runStream(t testing.TB, c *Client, body io.Reader, jsonTool string, include
 		fmt.Fprintf(&out, "error %d %s: %s\n", ae.Status, ae.Code, ae.Message)
 	}
 	if u, ok := s.Usage(); ok {
-		fmt.Fprintf(&out, "usage %d %d %d\n", u.PromptTokens, u.CompletionTokens, u.CachedTokens)
+		fmt.Fprintf(&out, "usage %d %d %d %d\n", u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.ReasoningTokens)
 	}
 	return out.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // finishReason maps a stop_reason to OpenAI's finish_reason. jsonMode is
@@ -55,8 +56,9 @@ func compact(raw json.RawMessage) string {
 	return b.String()
 }
 
-// response translates a Message body into a chat.completion.
-func (c *Client) response(body []byte, model, jsonTool string) (*provider.ChatResponse, error) {
+// response translates a Message body into a chat.completion; tok (nil:
+// none) counts its thinking text as reasoning_tokens.
+func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tokenizer) (*provider.ChatResponse, error) {
 	var m messageResponse
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
@@ -69,6 +71,7 @@ func (c *Client) response(body []byte, model, jsonTool string) (*provider.ChatRe
 	}
 	var text, reasoning strings.Builder
 	var calls []oaiwire.ToolCall
+	thought := reasoningCount{tok: tok}
 	jsonMode := false
 	for _, b := range m.Content {
 		switch b.Type {
@@ -76,6 +79,7 @@ func (c *Client) response(body []byte, model, jsonTool string) (*provider.ChatRe
 			text.WriteString(b.Text)
 		case "thinking":
 			reasoning.WriteString(b.Thinking)
+			thought.add(b.Thinking)
 		case "tool_use":
 			if jsonTool != "" && b.Name == jsonTool {
 				jsonMode = true
@@ -91,7 +95,7 @@ func (c *Client) response(body []byte, model, jsonTool string) (*provider.ChatRe
 		s := text.String()
 		msg.Content = &s
 	}
-	u := toUsage(m.Usage)
+	u := thought.apply(toUsage(m.Usage))
 	out := oaiwire.Response{
 		ID: "chatcmpl-" + m.ID, Object: "chat.completion", Created: c.now().Unix(), Model: model,
 		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(m.StopReason, jsonMode && len(calls) == 0)}},

@@ -42,11 +42,13 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 
 func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
 	return &stream{name: c.name, SSEBody: provider.NewSSEBody(k, body), now: c.now,
-		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{}}
+		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{},
+		thought: reasoningCount{tok: c.tokenizer(req)}}
 }
 
 // stream translates Anthropic's SSE events into chunks one by one; it
-// keeps only the current chunk and the index of each open tool call.
+// keeps only the current chunk, the index of each open tool call and the
+// bounded count of the thinking delivered so far.
 type stream struct {
 	name string
 	provider.SSEBody
@@ -61,6 +63,7 @@ type stream struct {
 	tools     int
 	jsonMode  bool // the json_schema tool was used
 	usage     usage
+	thought   reasoningCount
 	hasUsage  bool
 	finished  bool // a stop_reason was seen
 	usageSent bool
@@ -126,6 +129,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 			}
 		case "thinking":
 			if b.Thinking != "" {
+				s.thought.add(b.Thinking)
 				return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(b.Thinking)}), false, nil
 			}
 		case "tool_use":
@@ -148,6 +152,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		case "text_delta":
 			return s.delta(oaiwire.Delta{Content: oaiwire.Ptr(d.Text)}), false, nil
 		case "thinking_delta":
+			s.thought.add(d.Thinking)
 			return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(d.Thinking)}), false, nil
 		case "input_json_delta":
 			n, ok := s.blocks[e.Index]
@@ -199,7 +204,7 @@ func (s *stream) end() bool {
 	if s.includeUsage && s.hasUsage && !s.usageSent {
 		s.usageSent = true
 		ch := &oaiwire.Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(toUsage(s.usage))}
+			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.apply(toUsage(s.usage)))}
 		return s.emit(ch)
 	}
 	s.Close()
@@ -230,5 +235,7 @@ func (s *stream) Chunk() []byte { return s.chunk }
 func (s *stream) Err() error    { return s.err }
 
 // Usage is known once message_start arrived; output counts grow until
-// message_delta.
-func (s *stream) Usage() (provider.Usage, bool) { return toUsage(s.usage), s.hasUsage }
+// message_delta, reasoning tokens with each thinking delta.
+func (s *stream) Usage() (provider.Usage, bool) {
+	return s.thought.apply(toUsage(s.usage)), s.hasUsage
+}
