@@ -99,6 +99,15 @@ func Invalid(param, format string, args ...any) *Error {
 		Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
+// Broken is a 400 invalid_request_error for a broken rule of the request
+// contract, with OpenAI's code for the rule (invalid_type, invalid_value,
+// missing_required_parameter, integer_above_max_value, ...).
+func Broken(code, param, format string, args ...any) *Error {
+	e := Invalid(param, format, args...)
+	e.Code = code
+	return e
+}
+
 // InvalidAPIKey is the one 401 answer for every authentication failure, so
 // the response never tells which check failed.
 func InvalidAPIKey(cause error) *Error {

@@ -28,7 +28,7 @@ func TestCompletionsValidation(t *testing.T) {
 		{"missing model", `{"prompt":"hi"}`, "model"},
 		{"missing prompt", `{"model":"instruct"}`, "prompt"},
 		{"empty prompt array", `{"model":"instruct","prompt":[]}`, "prompt"},
-		{"mixed prompt array", `{"model":"instruct","prompt":["a",[1]]}`, "prompt"},
+		{"mixed prompt array", `{"model":"instruct","prompt":["a",[1]]}`, "prompt[1]"},
 		{"prompt object", `{"model":"instruct","prompt":{"text":"hi"}}`, "prompt"},
 		{"max_tokens negative", `{"model":"instruct","prompt":"hi","max_tokens":-1}`, "max_tokens"},
 		{"max_tokens float", `{"model":"instruct","prompt":"hi","max_tokens":2.5}`, "max_tokens"},

@@ -51,30 +51,31 @@ func TestValidationErrors(t *testing.T) {
 		params oai.ChatCompletionNewParams
 		opts   []option.RequestOption
 		param  string
+		code   string // OpenAI's code for the broken rule
 	}{
-		{"temperature high", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, Temperature: oai.Float(2.5)}, nil, "temperature"},
-		{"temperature negative", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, Temperature: oai.Float(-0.1)}, nil, "temperature"},
-		{"top_p", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, TopP: oai.Float(1.5)}, nil, "top_p"},
-		{"n zero", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, N: oai.Int(0)}, nil, "n"},
-		{"max_tokens zero", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, MaxTokens: oai.Int(0)}, nil, "max_tokens"},
-		{"missing model", oai.ChatCompletionNewParams{Messages: user}, nil, "model"},
-		{"missing messages", oai.ChatCompletionNewParams{Model: "gpt-4o-mini"}, nil, "messages"},
-		{"empty messages", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []oai.ChatCompletionMessageParamUnion{}}, nil, "messages"},
+		{"temperature high", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, Temperature: oai.Float(2.5)}, nil, "temperature", "decimal_above_max_value"},
+		{"temperature negative", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, Temperature: oai.Float(-0.1)}, nil, "temperature", "decimal_below_min_value"},
+		{"top_p", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, TopP: oai.Float(1.5)}, nil, "top_p", "decimal_above_max_value"},
+		{"n zero", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, N: oai.Int(0)}, nil, "n", "integer_below_min_value"},
+		{"max_tokens zero", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user, MaxTokens: oai.Int(0)}, nil, "max_tokens", "integer_below_min_value"},
+		{"missing model", oai.ChatCompletionNewParams{Messages: user}, nil, "model", "missing_required_parameter"},
+		{"missing messages", oai.ChatCompletionNewParams{Model: "gpt-4o-mini"}, nil, "messages", "missing_required_parameter"},
+		{"empty messages", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []oai.ChatCompletionMessageParamUnion{}}, nil, "messages", "empty_array"},
 		{"unknown role", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user},
-			[]option.RequestOption{option.WithJSONSet("messages", []map[string]any{{"role": "robot", "content": "beep"}})}, "messages[0].role"},
+			[]option.RequestOption{option.WithJSONSet("messages", []map[string]any{{"role": "robot", "content": "beep"}})}, "messages[0].role", "invalid_value"},
 		{"temperature string", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user},
-			[]option.RequestOption{option.WithJSONSet("temperature", "hot")}, "temperature"},
+			[]option.RequestOption{option.WithJSONSet("temperature", "hot")}, "temperature", "invalid_type"},
 		{"messages object", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user},
-			[]option.RequestOption{option.WithJSONSet("messages", map[string]any{"role": "user"})}, "messages"},
+			[]option.RequestOption{option.WithJSONSet("messages", map[string]any{"role": "user"})}, "messages", "invalid_type"},
 		{"content number", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user},
-			[]option.RequestOption{option.WithJSONSet("messages", []map[string]any{{"role": "user", "content": 42}})}, "messages[0].content"},
+			[]option.RequestOption{option.WithJSONSet("messages", []map[string]any{{"role": "user", "content": 42}})}, "messages[0].content", "invalid_type"},
 		{"stream not bool", oai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: user},
-			[]option.RequestOption{option.WithJSONSet("stream", "yes")}, "stream"},
+			[]option.RequestOption{option.WithJSONSet("stream", "yes")}, "stream", "invalid_type"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Chat.Completions.New(context.Background(), tc.params, tc.opts...)
-			e := apiError(t, err, 400, "invalid_request_error")
+			e := apiError(t, err, 400, tc.code)
 			if e.Param != tc.param || e.Type != "invalid_request_error" || e.Message == "" {
 				t.Errorf("param %q type %q message %q; want param %q", e.Param, e.Type, e.Message, tc.param)
 			}
@@ -154,12 +155,12 @@ func TestBadInput(t *testing.T) {
 			strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, 400, "invalid_request_error", ""},
 		{"too large", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` +
 			strings.Repeat("a", 2<<20) + `"}]}`, 413, "request_too_large", ""},
-		{"huge number", "application/json", `{"model":"gpt-4o-mini","max_tokens":1e400,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens"},
-		{"fractional n", "application/json", `{"model":"gpt-4o-mini","n":1.5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "n"},
-		{"tool without name", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{}}]}`, 400, "invalid_request_error", "tools[0].function.name"},
-		{"tool message without id", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"tool","content":"x"}]}`, 400, "invalid_request_error", "messages[0].tool_call_id"},
-		{"image without url", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, 400, "invalid_request_error", "messages[0].content[0].image_url.url"},
-		{"bad tool_choice", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tool_choice":"always"}`, 400, "invalid_request_error", "tool_choice"},
+		{"huge number", "application/json", `{"model":"gpt-4o-mini","max_tokens":1e400,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_type", "max_tokens"},
+		{"fractional n", "application/json", `{"model":"gpt-4o-mini","n":1.5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_type", "n"},
+		{"tool without name", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{}}]}`, 400, "missing_required_parameter", "tools[0].function.name"},
+		{"tool message without id", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"tool","content":"x"}]}`, 400, "missing_required_parameter", "messages[0].tool_call_id"},
+		{"image without url", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, 400, "missing_required_parameter", "messages[0].content[0].image_url.url"},
+		{"bad tool_choice", "application/json", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tool_choice":"always"}`, 400, "invalid_value", "tool_choice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

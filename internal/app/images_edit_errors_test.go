@@ -81,11 +81,11 @@ func TestImageEditBadInput(t *testing.T) {
 		{"no image", "", []part{textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 400, "image", "Missing required parameter: 'image'"},
 		{"no prompt", "", []part{filePart("image", "a.png", "", png64), textPart("model", "dall-e-2")}, "", 400, "prompt", "Missing required"},
 		{"no model", "", []part{filePart("image", "a.png", "", png64), textPart("prompt", "x")}, "", 400, "model", "must provide a model"},
-		{"n zero", "", base("dall-e-2", textPart("n", "0")), "", 400, "n", "between 1 and 10"},
-		{"n not a number", "", base("dall-e-2", textPart("n", "two")), "", 400, "n", "between 1 and 10"},
+		{"n zero", "", base("dall-e-2", textPart("n", "0")), "", 400, "n", "Expected a value >= 1"},
+		{"n not a number", "", base("dall-e-2", textPart("n", "two")), "", 400, "n", "expected an integer, but got a string"},
 		{"n twice", "", base("dall-e-2", textPart("n", "1"), textPart("n", "2")), "", 400, "n", "sent 2 times"},
 		{"bad size", "", base("dall-e-2", textPart("size", "1024x1023")), "", 400, "size", "'256x256', '512x512', '1024x1024'"},
-		{"bad response_format", "", base("dall-e-2", textPart("response_format", "gif")), "", 400, "response_format", "'url', 'b64_json'"},
+		{"bad response_format", "", base("dall-e-2", textPart("response_format", "gif")), "", 400, "response_format", "'url' and 'b64_json'"},
 		{"dall-e-2 jpeg", "", []part{filePart("image", "a.jpg", "image/jpeg", jpg), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 400, "image", "takes png images"},
 		{"dall-e-2 not square", "", []part{filePart("image", "a.png", "", testPNG(t, 64, 32, false)), textPart("prompt", "x"), textPart("model", "dall-e-2")}, "", 400, "image", "square images; 'a.png' is 64x32"},
 		{"dall-e-2 two images", "", base("dall-e-2", filePart("image", "b.png", "", png64)), "", 400, "image", "at most 1 image"},
@@ -100,13 +100,17 @@ func TestImageEditBadInput(t *testing.T) {
 				ps = append(ps, filePart("image[]", "x.png", "", png64))
 			}
 			return ps
-		}()...), "", 400, "image", "at most 16"},
+		}()...), "", 400, "image", "maximum length 16"},
 		{"dall-e-3 has no edits", "", base("dall-e-3"), "", 400, "model", "does not support image edits"},
 		{"chat model", "", base("gpt-4o-mini"), "", 400, "model", "does not support image edits"},
 		{"unknown model", "", base("dall-e-9"), "", 404, "model", "does not exist"},
 		{"stream", "", base("gpt-image-1", textPart("stream", "true")), "", 400, "stream", "not supported"},
 		{"cut short", "multipart/form-data; boundary=xyz", nil, "--xyz\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\"\r\n\r\n\x89PNG\r\n\x1a\n", 400, "image", "is malformed"},
 	}
+	// Rules of the official contract answer with OpenAI's codes.
+	contractCodes := map[string]string{"no image": "missing_required_parameter", "no prompt": "missing_required_parameter",
+		"n zero": "integer_below_min_value", "n not a number": "invalid_type", "bad response_format": "invalid_value",
+		"seventeen images": "array_above_max_length"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ct, body := "", []byte(tt.raw)
@@ -118,7 +122,11 @@ func TestImageEditBadInput(t *testing.T) {
 			}
 			before := len(g.upstream.Received())
 			resp, b := g.post("/v1/images/edits", ct, g.keys["default"], bytes.NewReader(body))
-			checkError(t, resp, b, tt.status, tt.param, map[int]string{400: "invalid_request_error", 404: "model_not_found", 413: "request_too_large"}[tt.status], tt.msg)
+			code := map[int]string{400: "invalid_request_error", 404: "model_not_found", 413: "request_too_large"}[tt.status]
+			if c, ok := contractCodes[tt.name]; ok {
+				code = c
+			}
+			checkError(t, resp, b, tt.status, tt.param, code, tt.msg)
 			oapitest.CheckComponent(t, "ErrorResponse", b)
 			if len(g.upstream.Received()) != before {
 				t.Fatal("the vendor was called for a bad upload")

@@ -214,7 +214,7 @@ func TestResponsesTranslatedDemo(t *testing.T) {
 		t.Errorf("stream %v text %q final %q", s.types, s.text, s.final.OutputText())
 	}
 	// max_output_tokens cut short: status incomplete with the reason.
-	params.MaxOutputTokens = oai.Int(3)
+	params.MaxOutputTokens = oai.Int(16) // the least the API accepts
 	r, err = c.Responses.New(ctx, params)
 	if err != nil || r.Status != "incomplete" || r.IncompleteDetails.Reason != "max_output_tokens" {
 		t.Fatalf("incomplete: %+v, %v", r, err)

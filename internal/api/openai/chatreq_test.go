@@ -17,7 +17,7 @@ var chatCases = []struct {
 	{"all roles", `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":"d"},{"role":"user","content":"u"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"function","name":"f","content":"r"}]}`, "", true},
-	{"content parts", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA==","detail":"high"}},{"type":"input_audio","input_audio":{"data":"AA==","format":"wav"}},{"type":"video_url","video_url":{"url":"x"}}]}]}`, "", true},
+	{"content parts", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA==","detail":"high"}},{"type":"input_audio","input_audio":{"data":"AA==","format":"wav"}},{"type":"file","file":{"file_id":"f"}}]}]}`, "", true},
 	{"full params", `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":2,"top_p":0,"n":3,"max_tokens":1,"max_completion_tokens":5,
 		"presence_penalty":-2,"frequency_penalty":2,"seed":-7,"logprobs":true,"top_logprobs":20,"user":"u","parallel_tool_calls":false,
 		"stop":["a","b"],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}},{"type":"custom","custom":{"name":"c"}}],
@@ -25,6 +25,7 @@ var chatCases = []struct {
 		"logit_bias":{"50256":-100},"stream":true,"stream_options":{"include_usage":true},"unknown_field":{"deep":[1,2]}}`, "", true},
 	{"legacy functions", `{"model":"m","messages":[{"role":"user","content":"hi"}],"functions":[{"name":"f"}],"function_call":{"name":"f"}}`, "", true},
 
+	{"unknown part type", `{"model":"m","messages":[{"role":"user","content":[{"type":"video_url","video_url":{"url":"x"}}]}]}`, "messages[0].content[0].type", false},
 	{"missing model", `{"messages":[{"role":"user","content":"hi"}]}`, "model", false},
 	{"empty model", `{"model":"","messages":[{"role":"user","content":"hi"}]}`, "model", false},
 	{"model number", `{"model":4,"messages":[{"role":"user","content":"hi"}]}`, "model", false},
@@ -42,7 +43,7 @@ var chatCases = []struct {
 	{"part without type", `{"model":"m","messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "messages[0].content[0].type", false},
 	{"text part without text", `{"model":"m","messages":[{"role":"user","content":[{"type":"text"}]}]}`, "messages[0].content[0].text", false},
 	{"bad detail", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u","detail":"max"}}]}]}`, "messages[0].content[0].image_url.detail", false},
-	{"tool call without id", `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f"}}]}]}`, "messages[0].tool_calls[0].id", false},
+	{"tool call without id", `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].id", false},
 	{"function message without name", `{"model":"m","messages":[{"role":"function","content":"x"}]}`, "messages[0].name", false},
 	{"temperature high", `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":2.01}`, "temperature", false},
 	{"temperature string", `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":"1"}`, "temperature", false},
@@ -54,7 +55,7 @@ var chatCases = []struct {
 	{"max_completion_tokens negative", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":-1}`, "max_completion_tokens", false},
 	{"penalty", `{"model":"m","messages":[{"role":"user","content":"hi"}],"presence_penalty":3}`, "presence_penalty", false},
 	{"top_logprobs", `{"model":"m","messages":[{"role":"user","content":"hi"}],"top_logprobs":21}`, "top_logprobs", false},
-	{"logit_bias", `{"model":"m","messages":[{"role":"user","content":"hi"}],"logit_bias":{"1":101}}`, "logit_bias", false},
+	{"logit_bias", `{"model":"m","messages":[{"role":"user","content":"hi"}],"logit_bias":{"1":101}}`, "logit_bias.1", false},
 	{"stream string", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":"true"}`, "stream", false},
 	{"stream_options without stream", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`, "stream_options", false},
 	{"include_usage string", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":"yes"}}`, "stream_options.include_usage", false},
@@ -97,7 +98,7 @@ func TestParseChat(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted an invalid request")
 			}
-			if err.Status != 400 || err.Code != "invalid_request_error" || err.Type != "invalid_request_error" {
+			if err.Status != 400 || err.Code == "" || err.Type != "invalid_request_error" {
 				t.Errorf("error %d %s %s", err.Status, err.Type, err.Code)
 			}
 			if err.Param != tc.param {

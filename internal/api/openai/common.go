@@ -74,9 +74,21 @@ func streamOptions(v []byte) (includeUsage bool, e *apierr.Error) {
 
 // modelName checks the model member: a string of at most 256 characters.
 func modelName(v []byte) (string, *apierr.Error) {
-	m, ok, e := str(v, "model")
-	if e == nil && ok && len(m) > 256 {
-		e = apierr.Invalid("model", "Invalid 'model': longer than 256 characters.")
+	m, _, e := str(v, "model")
+	if e == nil {
+		e = checkModel(m)
 	}
 	return m, e
+}
+
+// checkModel refuses an empty model id (as missing) and one over 256
+// characters, rules the contract leaves to the server.
+func checkModel(m string) *apierr.Error {
+	switch {
+	case m == "":
+		return missing("model")
+	case len(m) > 256:
+		return apierr.Invalid("model", "Invalid 'model': longer than 256 characters.")
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 )
 
 // completionParams is what the request path needs from a valid legacy
@@ -21,19 +22,14 @@ type completionParams struct {
 	hasStreamOptions bool
 }
 
-// completionFields are the top-level members the gateway checks.
-var completionFields = []string{
-	"model", "prompt", "best_of", "echo", "frequency_penalty", "logit_bias", "logprobs", "max_tokens", "n",
-	"presence_penalty", "seed", "stop", "stream", "stream_options", "suffix", "temperature", "top_p", "user",
-}
-
-// maxStops is how many stop sequences the API accepts.
-const maxStops = 4
+// completionFields are the top-level members the request path reads; the
+// contract has checked every member already.
+var completionFields = []string{"model", "prompt", "best_of", "max_tokens", "n", "stream", "stream_options"}
 
 // parseCompletion validates a completion body and returns its parameters,
 // or a 400 naming the offending param.
 func parseCompletion(body []byte) (completionParams, *apierr.Error) {
-	if e := checkJSON(body); e != nil {
+	if e := checkBody(body, contract.Completions); e != nil {
 		return completionParams{}, e
 	}
 	var p completionParams
@@ -68,30 +64,12 @@ func (p *completionParams) member(key string, v []byte) *apierr.Error {
 	case "stream_options":
 		p.hasStreamOptions = !isNull(v)
 		e = p.streamOptions(v)
-	case "temperature":
-		e = number(v, key, 0, 2)
-	case "top_p":
-		e = number(v, key, 0, 1)
-	case "presence_penalty", "frequency_penalty":
-		e = number(v, key, -2, 2)
 	case "n":
 		p.N, _, e = integer(v, key, 1, 128)
 	case "best_of":
 		p.BestOf, _, e = integer(v, key, 0, 20)
 	case "max_tokens":
 		p.MaxTokens, p.HasMaxTokens, e = integer(v, key, 0, 1<<53)
-	case "logprobs":
-		_, _, e = integer(v, key, 0, 5)
-	case "seed":
-		_, _, e = integer(v, key, -1<<63, 1<<63-1)
-	case "echo":
-		_, _, e = boolean(v, key)
-	case "suffix", "user":
-		e = isStr(v, key)
-	case "logit_bias":
-		e = logitBias(v)
-	case "stop":
-		e = completionStop(v)
 	}
 	return e
 }
@@ -171,17 +149,4 @@ func promptTokenArray(v []byte) *apierr.Error {
 func (p *completionParams) streamOptions(v []byte) (e *apierr.Error) {
 	p.IncludeUsage, e = streamOptions(v)
 	return e
-}
-
-// completionStop checks stop: null, a string, or at most four strings.
-func completionStop(v []byte) *apierr.Error {
-	if e := checkStop(v); e != nil || kind(v) != "array" {
-		return e
-	}
-	n := 0
-	_ = elements(v, func(int, []byte) *apierr.Error { n++; return nil })
-	if n > maxStops {
-		return apierr.Invalid("stop", "Invalid 'stop': expected at most %d stop sequences, but got %d.", maxStops, n)
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/jsonx"
 )
 
@@ -34,6 +35,15 @@ func checkJSON(body []byte) *apierr.Error {
 		return apierr.Invalid("", "The request body must be a JSON object.")
 	}
 	return nil
+}
+
+// checkBody is checkJSON followed by the official request contract of the
+// endpoint (see internal/contract).
+func checkBody(body []byte, b contract.Body) *apierr.Error {
+	if e := checkJSON(body); e != nil {
+		return e
+	}
+	return contract.Validate(b, body)
 }
 
 // members calls fn for each member of the object raw, refusing keys that

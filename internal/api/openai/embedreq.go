@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 )
 
 // maxEmbedInputs is the most inputs one request may carry (the spec's
@@ -32,7 +33,7 @@ var embedFields = []string{"model", "input", "encoding_format", "dimensions", "u
 // CreateEmbeddingRequest) and returns its parameters, or a 400 naming the
 // offending param.
 func parseEmbeddings(body []byte) (embedParams, *apierr.Error) {
-	if e := checkJSON(body); e != nil {
+	if e := checkBody(body, contract.Embeddings); e != nil {
 		return embedParams{}, e
 	}
 	var p embedParams

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 )
@@ -84,6 +85,16 @@ func (f *editForm) params() (imageParams, *apierr.Error) {
 		if _, n := f.value(name); n > 1 {
 			return imageParams{}, apierr.Invalid(name, "The field '%s' was sent %d times; send it once.", name, n)
 		}
+	}
+	counts := map[string]int{}
+	for _, fl := range f.fields {
+		counts[formParam(fl.Name)]++
+	}
+	for _, hf := range f.files {
+		counts[formParam(hf.field)]++
+	}
+	if e := contract.Form(contract.ImageEdits, counts); e != nil {
+		return imageParams{}, e
 	}
 	p := imageParams{N: 1}
 	p.Model, _ = f.value("model")

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/provider"
 )
 
@@ -146,6 +147,9 @@ func (f *editForm) readField(p *multipart.Part, limit int64) error {
 	}
 	if !utf8.Valid(b) {
 		return apierr.Invalid(p.FormName(), "The field '%s' is not UTF-8 text.", p.FormName())
+	}
+	if e := contract.Field(contract.ImageEdits, p.FormName(), string(b)); e != nil {
+		return e
 	}
 	f.fields = append(f.fields, provider.FormField{Name: p.FormName(), Value: string(b)})
 	return nil

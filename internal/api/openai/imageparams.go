@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/contract"
 )
 
 // imageParams are the validated parameters of an image generation or edit.
@@ -30,7 +31,7 @@ const maxImages = 10
 
 // parseImageGen validates a CreateImageRequest body.
 func parseImageGen(body []byte) (imageParams, *apierr.Error) {
-	if e := checkJSON(body); e != nil {
+	if e := checkBody(body, contract.ImageGenerations); e != nil {
 		return imageParams{}, e
 	}
 	p := imageParams{N: 1}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -25,6 +26,10 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
+		return
+	}
+	if e := checkBody(body, contract.Responses); e != nil {
+		h.fail(w, info, e)
 		return
 	}
 	req, perr := responses.Parse(body)

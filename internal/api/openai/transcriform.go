@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/audio"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/provider"
 )
 
@@ -117,6 +118,9 @@ func (f *transcriptionForm) part(p *multipart.Part, n int, seen map[string]bool)
 
 // field checks one text field and keeps it for the upstream.
 func (f *transcriptionForm) field(name, v string) error {
+	if e := contract.Field(contract.Transcriptions, name, v); e != nil {
+		return e
+	}
 	switch name {
 	case "model":
 		if v == "" || len(v) > 256 {
@@ -163,6 +167,13 @@ func (f *transcriptionForm) check() error {
 	}
 	if f.model == "" {
 		return missing("model")
+	}
+	counts := map[string]int{"file": 1, "model": 1} // both checked above
+	for _, fl := range f.fields {
+		counts[formParam(fl.Name)]++
+	}
+	if e := contract.Form(contract.Transcriptions, counts); e != nil {
+		return e
 	}
 	if f.respFormat == "" {
 		f.respFormat = "json"
