@@ -189,8 +189,8 @@ func propNode(nd *node, name string) int32 {
 // patternSamples are strings that match each pattern of the description;
 // a new pattern needs a sample here.
 var patternSamples = map[string]string{
-	"^[a-zA-Z0-9_-]+$":       "get_weather",
-	"^[A-Za-z0-9_.-]+$":      "a.b-c",
+	"^[a-zA-Z0-9_-]+$":      "get_weather",
+	"^[A-Za-z0-9_.-]+$":     "a.b-c",
 	"^tunnel_[a-z0-9]{32}$": "tunnel_" + strings.Repeat("a1", 16),
 }
 
