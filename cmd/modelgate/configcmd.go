@@ -42,10 +42,14 @@ func configCmd(args []string, e env) int {
 			errs++
 		}
 	}
+	var served [][]config.ModelRef
 	if errs == 0 {
 		// Building the adapters catches what only they know (demo model ids).
 		if _, derr := app.Deployments(cfg, app.Options{}); derr != nil {
 			fmt.Fprintf(e.stdout, "%s: %v\n", p, derr)
+			errs++
+		} else if served, err = servedModels(cfg); err != nil {
+			fmt.Fprintf(e.stdout, "%s: %v\n", p, err)
 			errs++
 		}
 	}
@@ -53,13 +57,16 @@ func configCmd(args []string, e env) int {
 		fmt.Fprintf(e.stdout, "%s: %d error(s), %d warning(s)\n", p, errs, len(problems)-errs)
 		return 1
 	}
+	// Where each provider's requests go, so a wrong base_url shows before
+	// the first request; never the key.
 	models := map[string]bool{}
-	for _, pv := range cfg.Providers {
-		for _, m := range pv.Models {
+	for i, pv := range cfg.Providers {
+		fmt.Fprintf(e.stdout, "%s (%s): %s\n", pv.Name, pv.Type, app.Endpoint(pv))
+		for _, m := range served[i] {
 			models[m.ID] = true
 		}
 	}
-	fmt.Fprintf(e.stdout, "%s: ok (%d provider(s), %d model(s) listed, %d group(s), %d warning(s))\n",
+	fmt.Fprintf(e.stdout, "%s: ok (%d provider(s), %d model(s) served, %d group(s), %d warning(s))\n",
 		p, len(cfg.Providers), len(models), len(cfg.Groups), len(problems))
 	return 0
 }
@@ -75,4 +82,14 @@ func formatProblem(path string, p config.Problem) string {
 		return fmt.Sprintf("%s:%d: %s%s", path, p.Line, kind, p.Message)
 	}
 	return fmt.Sprintf("%s: %s%s", path, kind, p.Message)
+}
+
+// servedModels is what each provider serves, patterns expanded over the
+// effective catalog: the same expansion the gateway uses.
+func servedModels(cfg *config.Config) ([][]config.ModelRef, error) {
+	cat, err := app.Catalog(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return app.ProviderModels(cfg, cat)
 }

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/money"
-	"github.com/modelgate/modelgate/internal/provider/demo"
 )
 
 // modelsCmd implements "models": the effective catalog (built-in plus the
@@ -33,14 +33,17 @@ func modelsCmd(args []string, e env) int {
 	if err != nil {
 		return 1
 	}
-	builtin, err := catalog.Builtin()
+	cat, err := app.Catalog(cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
 		return 1
 	}
-	cat := builtin.With(cfg.CatalogOverrides())
-
-	served := servedModels(cfg)
+	lists, err := app.ProviderModels(cfg, cat)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
+		return 1
+	}
+	served := providersByModel(cfg, lists)
 	ids := make([]string, 0, len(served))
 	for id := range served {
 		ids = append(ids, id)
@@ -71,22 +74,14 @@ func modelsCmd(args []string, e env) int {
 	return 0
 }
 
-// servedModels maps each public model id some provider serves to the
-// providers serving it, in config order. A demo provider without a list
-// serves every demo model, as in app.Deployments.
-func servedModels(cfg *config.Config) map[string][]string {
+// providersByModel maps each public model id some provider serves (lists
+// is app.ProviderModels) to the providers serving it, in config order.
+func providersByModel(cfg *config.Config, lists [][]config.ModelRef) map[string][]string {
 	out := map[string][]string{}
-	for _, p := range cfg.Providers {
-		ids := make([]string, 0, len(p.Models))
-		for _, m := range p.Models {
-			ids = append(ids, m.ID)
-		}
-		if p.Type == "demo" && len(ids) == 0 {
-			ids = demo.Models
-		}
-		for _, id := range ids {
-			if !slices.Contains(out[id], p.Name) {
-				out[id] = append(out[id], p.Name)
+	for i, p := range cfg.Providers {
+		for _, m := range lists[i] {
+			if !slices.Contains(out[m.ID], p.Name) {
+				out[m.ID] = append(out[m.ID], p.Name)
 			}
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/tokenize"
 	"github.com/modelgate/modelgate/internal/usage"
 )
 
@@ -82,7 +83,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps, err := Deployments(cfg, o)
+	tokens := tokenize.NewSet() // one set: each vocabulary is loaded once per process
+	deps, err := deployments(cfg, cat, tokens, o)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +114,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
 	h := &openai.Handler{
-		Billing: newBilling(cfg, cat, a.reserver),
+		Billing: newBilling(cfg, cat, a.reserver, tokens),
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)),
 		Router:  a.router,

@@ -43,7 +43,7 @@ func lookupModel(c *catalog.Catalog, public, upstream string) (catalog.Model, bo
 }
 
 // newBilling wires the handler's billing from the catalog and the config.
-func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver) *openai.Billing {
+func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, tokens *tokenize.Set) *openai.Billing {
 	ratios := make(map[string]int64, len(cfg.Groups))
 	for name, g := range cfg.Groups {
 		ratios[name] = g.PriceRatio.PPM()
@@ -72,7 +72,7 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver) *
 			return money.PPM
 		},
 		Reserver: r,
-		Tokens:   tokenize.NewSet(),
+		Tokens:   tokens,
 	}
 }
 

@@ -17,7 +17,7 @@ func newGemini(p config.Provider, o Options) (provider.Chatter, error) {
 	c, err := gemini.New(gemini.Options{
 		Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
 		Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
-		UserAgent: "modelgate/" + o.Version, HTTPClient: o.HTTPClient,
+		UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
 		Fetcher: fetch.New(fetch.Options{UserAgent: "modelgate/" + o.Version}),
 	})
 	if err != nil {

@@ -1,8 +1,8 @@
 package app
 
 import (
+	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -12,19 +12,67 @@ import (
 	"github.com/modelgate/modelgate/internal/provider/demo"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
 	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // demoCreated is the fixed creation time shown for demo models (2026-01-01).
 const demoCreated = 1767225600
 
+// ProviderModels is what each provider serves, indexed like cfg.Providers:
+// its models list with patterns and "all" expanded over cat (see
+// config.ExpandModels), and every demo model for a demo provider without a
+// list. It is the one expansion the gateway, `config check` and `modelgate
+// models` all use. Pattern warnings are left to config check; errors (a
+// config that was not validated) fail.
+func ProviderModels(cfg *config.Config, cat *catalog.Catalog) ([][]config.ModelRef, error) {
+	served, problems := cfg.ExpandModels(cat)
+	var errs []error
+	for _, p := range problems {
+		if !p.Warning {
+			errs = append(errs, errors.New(p.String()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for i, p := range cfg.Providers {
+		if p.Type == "demo" && len(served[i]) == 0 {
+			for _, id := range demo.Models {
+				served[i] = append(served[i], config.ModelRef{ID: id, Upstream: id})
+			}
+		}
+	}
+	return served, nil
+}
+
 // Deployments builds one adapter per configured provider and a deployment
-// for each model it serves.
+// for each model it serves (see ProviderModels).
 func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
+	cat, err := Catalog(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return deployments(cfg, cat, tokenize.NewSet(), o)
+}
+
+// deployments is Deployments over a catalog and token counters the caller
+// already has.
+func deployments(cfg *config.Config, cat *catalog.Catalog, tokens *tokenize.Set, o Options) ([]route.Deployment, error) {
+	served, err := ProviderModels(cfg, cat)
+	if err != nil {
+		return nil, err
+	}
 	var deps []route.Deployment
-	for _, p := range cfg.Providers {
+	for i, p := range cfg.Providers {
+		// Adapters get the canonical base URL even from a config built in
+		// code; an invalid one is left for the adapter to refuse.
+		if b, err := p.CanonicalBaseURL(); err == nil {
+			p.BaseURL = b
+		}
+		p.Models = served[i] // what the adapter constructors see, patterns expanded
 		var (
 			ch      provider.Chatter
-			models  = p.Models
+			models  = served[i]
 			owner   = p.OwnedBy
 			created int64
 		)
@@ -33,11 +81,6 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 			ch, created = demo.New(o.Now), demoCreated
 			if owner == "" {
 				owner = demo.OwnedBy
-			}
-			if len(models) == 0 {
-				for _, id := range demo.Models {
-					models = append(models, config.ModelRef{ID: id, Upstream: id})
-				}
 			}
 			for _, m := range models {
 				if !demo.Known(m.UpstreamID()) {
@@ -49,7 +92,7 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 			c, err := openaicompat.New(openaicompat.Options{
 				Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
 				Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
-				UserAgent: "modelgate/" + o.Version, HTTPClient: o.HTTPClient,
+				UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
 			})
 			if err != nil {
 				return nil, err
@@ -62,7 +105,7 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 			c, err := openaicompat.New(openaicompat.Options{
 				Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
 				Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
-				UserAgent: "modelgate/" + o.Version, HTTPClient: o.HTTPClient,
+				UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
 				Azure: true, APIVersion: p.APIVersion,
 			})
 			if err != nil {
@@ -73,7 +116,7 @@ func Deployments(cfg *config.Config, o Options) ([]route.Deployment, error) {
 				owner = "azure"
 			}
 		case "anthropic":
-			c, err := newAnthropic(p, o)
+			c, err := newAnthropic(p, cat, tokens, o)
 			if err != nil {
 				return nil, err
 			}
@@ -118,34 +161,12 @@ func describe(deps []route.Deployment, cat *catalog.Catalog) {
 	}
 }
 
-// vendorHosts labels models by the vendor behind a well-known base URL.
-var vendorHosts = []struct{ host, label string }{
-	{"openai.com", "openai"},
-	{"deepseek.com", "deepseek"},
-	{"groq.com", "groq"},
-	{"mistral.ai", "mistralai"},
-	{"x.ai", "xai"},
-	{"openrouter.ai", "openrouter"},
-	{"together.xyz", "together"},
-	{"fireworks.ai", "fireworks"},
-	{"moonshot.ai", "moonshot"},
-	{"moonshot.cn", "moonshot"},
-	{"perplexity.ai", "perplexity"},
-	{"cerebras.ai", "cerebras"},
-	{"anthropic.com", "anthropic"},
-	{"googleapis.com", "google"},
-}
-
+// ownerFromURL labels models not in the catalog by the vendor behind a
+// well-known base URL (api.openai.com → openai, api.mistral.ai → mistral),
+// else by fallback.
 func ownerFromURL(base, fallback string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return fallback
-	}
-	host := u.Hostname()
-	for _, v := range vendorHosts {
-		if host == v.host || strings.HasSuffix(host, "."+v.host) {
-			return v.label
-		}
+	if v := config.VendorFromURL(base); v != "" {
+		return v
 	}
 	return fallback
 }

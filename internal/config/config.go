@@ -90,7 +90,7 @@ type Provider struct {
 	BaseURL     string            `yaml:"base_url"`
 	APIKey      string            `yaml:"api_key"`
 	OwnedBy     string            `yaml:"owned_by"`
-	Models      []ModelRef        `yaml:"models"`
+	Models      ModelList         `yaml:"models"`
 	Priority    int               `yaml:"priority"`
 	Weight      int               `yaml:"weight"`
 	Headers     map[string]string `yaml:"headers"`
@@ -109,6 +109,33 @@ type ModelRef struct {
 	ID       string `yaml:"id"`
 	Upstream string `yaml:"upstream"`
 	Line     int    `yaml:"-"`
+}
+
+// ModelList is a provider's models: ids, {id, upstream} mappings and glob
+// patterns over the catalog ("claude-*"); the scalar "models: all" is the
+// one-pattern list ["*"]. ExpandModels resolves the patterns.
+type ModelList []ModelRef
+
+// UnmarshalYAML accepts a list, or the word all.
+func (l *ModelList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "all" {
+		*l = ModelList{{ID: AllModels, Line: n.Line}}
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		got := yamlTagNames[n.ShortTag()]
+		if got == "" {
+			got = "a " + n.ShortTag()
+		}
+		if n.Kind == yaml.ScalarNode {
+			got += " " + quoteValue(n.Value)
+		}
+		return typeErrorf(n, "expected a list of models or all, got %s", got)
+	}
+	var refs []ModelRef
+	err := n.Decode(&refs) // a *yaml.TypeError is collected by the outer decoder
+	*l = refs
+	return err
 }
 
 // UpstreamID returns the id to send to the vendor, so callers need not care whether Upstream was defaulted.
@@ -243,7 +270,10 @@ func Default() *Config {
 // ApplyDefaults fills every unset setting with its default; it is
 // idempotent. A number or duration written explicitly as 0 in the loaded
 // file is kept, so that Validate reports it instead of silently replacing
-// it. A provider's default idle_timeout (2m) is capped at its timeout.
+// it. A provider's default idle_timeout (2m) is capped at its timeout. A
+// provider's base_url is put in the canonical form of its type (see
+// normalizeBaseURL), or left as written when it is invalid, for Validate
+// to report.
 func (c *Config) ApplyDefaults() {
 	if c.Listen == "" {
 		c.Listen = defaultListen
@@ -280,8 +310,16 @@ func (c *Config) ApplyDefaults() {
 			idle = p.Timeout
 		}
 		defaultDuration(&p.IdleTimeout, idle, c.given(base+"idle_timeout"))
+		if hasBaseURL(p.Type) {
+			if b, err := normalizeBaseURL(p.Type, p.BaseURL); err == nil {
+				p.BaseURL = b.url
+				if p.APIVersion == "" {
+					p.APIVersion = b.apiVersion
+				}
+			}
+		}
 		for j := range p.Models {
-			if p.Models[j].Upstream == "" {
+			if p.Models[j].Upstream == "" && !IsPattern(p.Models[j].ID) {
 				p.Models[j].Upstream = p.Models[j].ID
 			}
 		}

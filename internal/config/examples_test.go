@@ -2,14 +2,13 @@ package config
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
-
-	"github.com/modelgate/modelgate/internal/catalog"
 )
 
 // TestVendorsExample loads examples/vendors.yaml with the real loader and
-// checks that it validates and lists more than 200 models the built-in
-// catalog knows and can price.
+// checks that it validates and serves (patterns expanded) more than 300
+// models the built-in catalog knows and can price.
 func TestVendorsExample(t *testing.T) {
 	anyEnv := func(name string) (string, bool) { return "test-" + name, true }
 	c, ps, err := Load(filepath.Join("..", "..", "examples", "vendors.yaml"), anyEnv)
@@ -19,14 +18,17 @@ func TestVendorsExample(t *testing.T) {
 	for _, p := range ps {
 		t.Errorf("examples/vendors.yaml: %s", p)
 	}
-	builtin, err := catalog.Builtin()
+	cat, err := c.Catalog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := builtin.With(c.CatalogOverrides())
+	served, ps := c.ExpandModels(cat)
+	if len(ps) != 0 {
+		t.Errorf("expanding the patterns: %q", ps)
+	}
 	priced := map[string]bool{}
-	for _, p := range c.Providers {
-		for _, m := range p.Models {
+	for i, p := range c.Providers {
+		for _, m := range served[i] {
 			cm, ok := cat.Lookup(m.ID)
 			switch {
 			case !ok:
@@ -38,8 +40,33 @@ func TestVendorsExample(t *testing.T) {
 			}
 		}
 	}
-	if len(priced) <= 200 {
-		t.Errorf("the sample lists %d distinct priced models, want more than 200", len(priced))
+	if len(priced) <= 300 {
+		t.Errorf("the sample serves %d distinct priced models, want more than 300", len(priced))
 	}
 	t.Logf("%d providers, %d distinct priced models", len(c.Providers), len(priced))
+}
+
+// TestExampleConfig loads modelgate.example.yaml: it must validate, with no
+// warning but the one about the local server's empty key.
+func TestExampleConfig(t *testing.T) {
+	anyEnv := func(name string) (string, bool) { return "test-" + name, true }
+	c, ps, err := Load(filepath.Join("..", "..", "modelgate.example.yaml"), anyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if !p.Warning || !strings.Contains(p.Message, `provider "local": api_key is empty`) {
+			t.Errorf("modelgate.example.yaml: %s", p)
+		}
+	}
+	cat, err := c.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, _ := c.ExpandModels(cat)
+	for i, p := range c.Providers {
+		if p.Type != "demo" && len(served[i]) == 0 {
+			t.Errorf("provider %s serves nothing", p.Name)
+		}
+	}
 }

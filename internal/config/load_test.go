@@ -150,7 +150,7 @@ func TestLoadProblems(t *testing.T) {
 	}{
 		// YAML structure and types.
 		{file: "type_priority.yaml", want: []want{{4, false, "expected an integer, got a string `high`"}}},
-		{file: "type_models.yaml", want: []want{{6, false, "expected a list of models, got an integer `5`"}}},
+		{file: "type_models.yaml", want: []want{{6, false, "expected a list of models or all, got an integer `5`"}}},
 		{file: "duration_invalid.yaml", want: []want{{2, false, "invalid duration `soon`"}}},
 		{file: "duplicate_key.yaml", want: []want{{4, false, `mapping key "name" already defined at line 2`}}},
 		{file: "two_documents.yaml", want: []want{{3, false, "more than one YAML document"}}},
@@ -204,6 +204,20 @@ func TestLoadProblems(t *testing.T) {
 		{file: "weight_zero.yaml", want: []want{{4, false, "weight must be at least 1, got 0"}}},
 		{file: "weight_negative.yaml", want: []want{{4, false, "weight must be at least 1, got -3"}}},
 		{file: "header_bad_name.yaml", want: []want{{9, false, `header name "Bad Header" is not a valid HTTP header name`}}},
+		{file: "base_url_gemini_openai.yaml", want: []want{{4, false, `provider "gemini": base_url is Gemini's OpenAI-compatible endpoint (/v1beta/openai); use it with type openai`}}},
+		{file: "base_url_key_in_query.yaml", want: []want{
+			{6, true, `provider "gemini-pasted": api_key is empty`},
+			{8, false, `provider "gemini-pasted": base_url must not carry the API key (?key=...); put it in api_key`},
+			{12, false, `provider "azure": base_url may carry only api-version in its query string`},
+		}},
+		{file: "base_url_wrong_path.yaml", want: []want{{4, true, `provider "groq": base_url path /v1 is not groq's documented /openai/v1 (https://api.groq.com/openai/v1)`}}},
+		{file: "models_unknown_vendor.yaml", want: []want{{8, false, `provider "vllm": cannot tell whose catalog models "llama-*" means: the base_url host is not a vendor modelgate knows; set owned_by`}}},
+		{file: "models_patterns.yaml", want: []want{
+			{7, true, `provider "anthropic": pattern "gpt-*" matches no priced anthropic model in the catalog`},
+			{8, false, `provider "anthropic": invalid model pattern "claude-[opus"`},
+			{9, false, `provider "anthropic": pattern "claude-opus-*" cannot have an upstream`},
+			{14, true, `provider "openai": pattern "sora-*" matches no priced openai model in the catalog (2 video model(s) match, but patterns skip video models`},
+		}},
 		{file: "idle_over_timeout.yaml", want: []want{{5, true, "idle_timeout (1m0s) is longer than timeout (30s)"}}},
 
 		// API keys.

@@ -2,12 +2,13 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/catalog"
 )
 
 var (
@@ -23,7 +24,7 @@ func (c *Config) Validate() []Problem {
 	v := &validator{c: c}
 	v.server()
 	v.providers()
-	v.groups()
+	v.groups(v.expand())
 	v.billing()
 	v.catalogModels()
 	v.imageStore()
@@ -151,9 +152,11 @@ func (v *validator) providerKind(p *Provider, kind providerKind, label, base str
 	case kind.baseURL == forbidden && p.BaseURL != "":
 		v.errorf(at("base_url"), "%s: type %s does not use base_url; remove it", label, p.Type)
 	case p.BaseURL != "":
-		if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			// The URL is not repeated: it may carry credentials.
-			v.errorf(at("base_url"), "%s: base_url must be an http:// or https:// URL with a host (e.g. https://api.openai.com/v1)", label)
+		// The URL is never repeated: it may carry credentials.
+		if b, err := normalizeBaseURL(p.Type, p.BaseURL); err != nil {
+			v.errorf(at("base_url"), "%s: %v", label, err)
+		} else if b.warning != "" {
+			v.warnf(at("base_url"), "%s: %s", label, b.warning)
 		}
 	}
 
@@ -224,9 +227,25 @@ func (v *validator) headers(p *Provider, label, base string) {
 	}
 }
 
+// expand resolves the providers' model patterns (reporting their problems)
+// and returns what each provider serves.
+func (v *validator) expand() [][]ModelRef {
+	c := v.c
+	var cat *catalog.Catalog
+	if c.hasPatterns() {
+		var err error
+		if cat, err = c.Catalog(); err != nil {
+			v.errorf(0, "%v", err)
+		}
+	}
+	served, problems := c.ExpandModels(cat)
+	v.problems = append(v.problems, problems...)
+	return served
+}
+
 // groups checks group names and patterns, and warns about groups that can
-// reach no configured model.
-func (v *validator) groups() {
+// reach no configured model (served is what each provider serves).
+func (v *validator) groups(served [][]ModelRef) {
 	c := v.c
 	var ids []string
 	// A provider that may omit its list (demo) then serves models this
@@ -234,11 +253,11 @@ func (v *validator) groups() {
 	// The same goes for a provider of unknown type (already an error).
 	// Without any provider there is nothing to match; that is reported too.
 	unlisted := len(c.Providers) == 0
-	for _, p := range c.Providers {
+	for i, p := range c.Providers {
 		if kind, ok := providerKinds[p.Type]; (!ok || kind.models != required) && len(p.Models) == 0 {
 			unlisted = true
 		}
-		for _, m := range p.Models {
+		for _, m := range served[i] {
 			ids = append(ids, m.ID)
 		}
 	}
@@ -285,7 +304,7 @@ func (v *validator) groups() {
 func matchesAny(patterns, ids []string) bool {
 	for _, pat := range patterns {
 		for _, id := range ids {
-			if ok, _ := path.Match(pat, id); ok {
+			if matchModel(pat, id) {
 				return true
 			}
 		}

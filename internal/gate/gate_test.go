@@ -120,13 +120,17 @@ func TestPolicy(t *testing.T) {
 		"default": {"*"},
 		"basic":   {"gpt-4o-mini", "deepseek-*"},
 		"broken":  {"[", "demo-chat"},
-	}, []string{"gpt-4o", "gpt-4o-mini", "deepseek-chat", "demo-chat"})
+		"llama":   {"meta-llama/*"},
+	}, []string{"gpt-4o", "gpt-4o-mini", "deepseek-chat", "demo-chat", "meta-llama/llama-4-scout"})
 	cases := []struct {
 		group, model string
 		want         bool
 	}{
 		{"default", "gpt-4o", true},
 		{"default", "unknown", false},
+		{"default", "meta-llama/llama-4-scout", true}, // a lone * matches ids with a slash
+		{"llama", "meta-llama/llama-4-scout", true},
+		{"basic", "meta-llama/llama-4-scout", false},
 		{"basic", "gpt-4o-mini", true},
 		{"basic", "deepseek-chat", true},
 		{"basic", "gpt-4o", false},

@@ -17,7 +17,9 @@ func NewPolicy(groups map[string][]string, models []string) *Policy {
 		set := make(map[string]struct{})
 		for _, m := range models {
 			for _, pat := range patterns {
-				if ok, err := path.Match(pat, m); ok && err == nil {
+				// A lone * matches every id, vendor ids with a slash
+				// (meta-llama/...) included, which path.Match's * would not.
+				if ok, err := path.Match(pat, m); pat == "*" || ok && err == nil {
 					set[m] = struct{}{}
 					break
 				}

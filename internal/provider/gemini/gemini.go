@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -20,8 +21,26 @@ import (
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
 )
 
-// DefaultBaseURL is the Gemini Developer API.
-const DefaultBaseURL = "https://generativelanguage.googleapis.com"
+// DefaultBaseURL is the Gemini Developer API, version v1beta.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+
+// defaultVersion is the API version added to a base URL that names none.
+const defaultVersion = "v1beta"
+
+// apiVersion matches an API version path segment: v1, v1beta, v1alpha, ...
+var apiVersion = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]*)?$`)
+
+// versionedBase returns base with an API version as its last path segment:
+// as given when it ends with one (…/v1beta, …/v1, …/v1alpha), else with
+// /v1beta added, so a bare host keeps working. Requests go to
+// {base}/models/{model}:{method}.
+func versionedBase(base string) string {
+	last := base[strings.LastIndexByte(base, '/')+1:]
+	if strings.Count(base, "/") > 2 && apiVersion.MatchString(last) {
+		return base
+	}
+	return base + "/" + defaultVersion
+}
 
 // ImageFetcher downloads an image the client named by http(s) URL, since
 // Gemini cannot fetch public URLs itself. fetch.Fetcher implements it.
@@ -32,7 +51,7 @@ type ImageFetcher interface {
 // Options configure one Gemini upstream.
 type Options struct {
 	Name        string // provider name from the config, for errors and logs
-	BaseURL     string // default DefaultBaseURL
+	BaseURL     string // default DefaultBaseURL; without a version segment, /v1beta is added
 	APIKey      string // sent as x-goog-api-key
 	Headers     map[string]string
 	Timeout     time.Duration // whole request, streams included
@@ -46,7 +65,7 @@ type Options struct {
 // Client talks to one Gemini upstream.
 type Client struct {
 	name     string
-	base     string
+	base     string // ends with the API version: {base}/models/{model}:{method}
 	header   http.Header
 	timeout  time.Duration
 	idle     time.Duration
@@ -81,7 +100,7 @@ func New(o Options) (*Client, error) {
 	for k, v := range o.Headers {
 		h.Set(k, v)
 	}
-	c := &Client{name: o.Name, base: base, header: h, timeout: o.Timeout, idle: o.IdleTimeout,
+	c := &Client{name: o.Name, base: versionedBase(base), header: h, timeout: o.Timeout, idle: o.IdleTimeout,
 		hc: o.HTTPClient, fetcher: o.Fetcher, maxBody: 64 << 20, maxError: 1 << 20,
 		now: time.Now, newID: oaiwire.NewID}
 	if c.timeout <= 0 {
@@ -116,7 +135,7 @@ func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*provider
 	if err != nil {
 		return nil, nil, fmt.Errorf("gemini %s: encode request: %w", c.name, err)
 	}
-	u := c.base + "/v1beta/models/" + url.PathEscape(req.UpstreamModel)
+	u := c.base + "/models/" + url.PathEscape(req.UpstreamModel)
 	if req.Stream {
 		u += ":streamGenerateContent?alt=sse"
 	} else {
@@ -226,13 +245,13 @@ func vendorFailure(name string, w *wireError) error {
 	return provider.FromStatus(name, status, nil, vendorError(w))
 }
 
-// unary posts body to {base}/v1beta/models/{model}{method} (method such as
+// unary posts body to {base}/models/{model}{method} (method such as
 // ":batchEmbedContents") and returns the whole 2xx answer, or the client's
 // error for any other status or a failed exchange.
 func (c *Client) unary(ctx context.Context, model, method string, body []byte) ([]byte, error) {
 	k := c.start(ctx)
 	defer k.Release()
-	u := c.base + "/v1beta/models/" + url.PathEscape(model) + method
+	u := c.base + "/models/" + url.PathEscape(model) + method
 	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("gemini %s: new request: %w", c.name, err)
