@@ -60,6 +60,9 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
 				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond,
 			}
+			if m.OutputLimited {
+				mp.OutputLimit = m.MaxOutput // published: asking for more is refused
+			}
 			for _, ip := range m.Images {
 				mp.Images = append(mp.Images, billing.ImagePrice{Size: ip.Size, Quality: ip.Quality, Price: ip.Price})
 			}

@@ -95,6 +95,7 @@ type ModelPrice struct {
 	Priced        bool   // has a token price (a model neither Free nor Priced is refused)
 	ContextWindow int64  // tokens; 0 unknown
 	MaxOutput     int64  // tokens; 0 unknown
+	OutputLimit   int64  // the most output tokens a request may ask for; 0: no published limit
 	Tokenizer     string // catalog tokenizer name ("o200k", "cl100k", "" approximate)
 
 	Modality       string       // the catalog's: chat, completion, embedding, image, audio, video

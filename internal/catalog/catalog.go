@@ -64,6 +64,10 @@ type Model struct {
 	Modality      Modality
 	ContextWindow int64 // tokens; 0 unknown
 	MaxOutput     int64 // tokens; 0 unknown
+	// OutputLimited says MaxOutput is the vendor's published limit (or the
+	// operator's): a request asking for more is refused, as the vendor
+	// would. Without it MaxOutput is only an assumption for reservations.
+	OutputLimited bool
 
 	Tools, Vision, Reasoning bool
 	// Tokenizer is "o200k", "cl100k", or "" when no exact tokenizer is

@@ -19,6 +19,7 @@ type modelJSON struct {
 	Modality       Modality         `json:"modality"`
 	ContextWindow  int64            `json:"context_window,omitempty"`
 	MaxOutput      int64            `json:"max_output,omitempty"`
+	OutputLimited  bool             `json:"output_limited,omitempty"`
 	Tools          bool             `json:"tools,omitempty"`
 	Vision         bool             `json:"vision,omitempty"`
 	Reasoning      bool             `json:"reasoning,omitempty"`
@@ -75,7 +76,7 @@ func (p *Price) UnmarshalJSON(b []byte) error {
 func (m Model) MarshalJSON() ([]byte, error) {
 	w := modelJSON{
 		ID: m.ID, OwnedBy: m.OwnedBy, Created: m.Created, Modality: m.Modality,
-		ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput,
+		ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, OutputLimited: m.OutputLimited,
 		Tools: m.Tools, Vision: m.Vision, Reasoning: m.Reasoning, Tokenizer: m.Tokenizer,
 		Input: Price(m.Input), Output: Price(m.Output), CachedInput: Price(m.CachedInput),
 		AudioPerSecond: Price(m.AudioPerSecond), VideoPerSecond: Price(m.VideoPerSecond),
@@ -98,7 +99,7 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	}
 	*m = Model{
 		ID: w.ID, OwnedBy: w.OwnedBy, Created: w.Created, Modality: w.Modality,
-		ContextWindow: w.ContextWindow, MaxOutput: w.MaxOutput,
+		ContextWindow: w.ContextWindow, MaxOutput: w.MaxOutput, OutputLimited: w.OutputLimited,
 		Tools: w.Tools, Vision: w.Vision, Reasoning: w.Reasoning, Tokenizer: w.Tokenizer,
 		Input: money.Micros(w.Input), Output: money.Micros(w.Output), CachedInput: money.Micros(w.CachedInput),
 		AudioPerSecond: money.Micros(w.AudioPerSecond), VideoPerSecond: money.Micros(w.VideoPerSecond),

@@ -83,7 +83,7 @@ func apply(m Model, o Override) Model {
 		m.ContextWindow = src.ContextWindow
 	}
 	if set.Has(SetMaxOutput) {
-		m.MaxOutput = src.MaxOutput
+		m.MaxOutput, m.OutputLimited = src.MaxOutput, src.MaxOutput > 0 // the operator's limit is enforced
 	}
 	if set.Has(SetTools) {
 		m.Tools = src.Tools

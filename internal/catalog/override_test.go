@@ -36,8 +36,11 @@ func TestWith(t *testing.T) {
 				Vision: true, Reasoning: true, VideoPerSecond: 4, AudioPerSecond: 5, VideoDurations: []int{6}, ImageSizes: []string{"7"}},
 				Set: SetOwnedBy | SetCreated | SetModality | SetContextWindow | SetMaxOutput | SetTools | SetVision | SetReasoning | SetTokenizer |
 					SetInput | SetOutput | SetCachedInput | SetAudioPerSecond | SetVideoPerSecond | SetImageSizes | SetVideoDurations}, "m",
-			Model{ID: "m", OwnedBy: "o", Created: 1, Modality: Video, ContextWindow: 2, MaxOutput: 3, Tokenizer: "t",
+			Model{ID: "m", OwnedBy: "o", Created: 1, Modality: Video, ContextWindow: 2, MaxOutput: 3, OutputLimited: true, Tokenizer: "t",
 				Vision: true, Reasoning: true, VideoPerSecond: 4, AudioPerSecond: 5, VideoDurations: []int{6}, ImageSizes: []string{"7"}}},
+		{"an operator's max_output is a limit",
+			Override{Model: Model{ID: "gpt-x", MaxOutput: 100}, Set: SetMaxOutput}, "gpt-x",
+			Model{ID: "gpt-x", Modality: Chat, MaxOutput: 100, OutputLimited: true}},
 	}
 	for _, tt := range tests {
 		c := base.With([]Override{tt.o})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/money"
@@ -73,6 +74,12 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 				Param: "messages", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", w, n)}
 		}
 	}
+	if e := outputLimit(mp, "max_completion_tokens", params.MaxCompletionTokens); e != nil {
+		return nil, e
+	}
+	if e := outputLimit(mp, "max_tokens", params.MaxTokens); e != nil {
+		return nil, e
+	}
 	if mp.Free {
 		return c, nil
 	}
@@ -111,6 +118,17 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 		return nil, reserveError(err, amount, "max_tokens")
 	}
 	return c, nil
+}
+
+// outputLimit refuses a request for more output tokens (n, in param) than
+// the model's published limit, with OpenAI's answer; the catalog's assumed
+// limits of models whose real one is unknown refuse nothing.
+func outputLimit(mp billing.ModelPrice, param string, n int64) *apierr.Error {
+	if mp.OutputLimit > 0 && n > mp.OutputLimit {
+		return apierr.Broken(contract.CodeInvalidValue, param,
+			"%s is too large: %d. This model supports at most %d completion tokens, whereas you provided %d.", param, n, mp.OutputLimit, n)
+	}
+	return nil
 }
 
 // reserveError is the client's error for a failed reservation of amount;

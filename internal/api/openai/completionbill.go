@@ -51,6 +51,11 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 			}
 		}
 	}
+	if params.HasMaxTokens {
+		if e := outputLimit(c.price, "max_tokens", params.MaxTokens); e != nil {
+			return nil, e
+		}
+	}
 	if c.price.Free {
 		return c, nil
 	}

@@ -122,8 +122,9 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 func renameParams(err error) error {
 	ae := apierr.From(err)
 	switch ae.Param {
-	case "max_tokens":
-		ae.Param, ae.Message = "max_output_tokens", strings.ReplaceAll(ae.Message, "max_tokens", "max_output_tokens")
+	case "max_tokens", "max_completion_tokens":
+		ae.Message = strings.ReplaceAll(ae.Message, ae.Param, "max_output_tokens")
+		ae.Param = "max_output_tokens"
 	case "messages":
 		ae.Param, ae.Message = "input", strings.ReplaceAll(ae.Message, "messages", "input")
 	default:

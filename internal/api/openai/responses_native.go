@@ -66,7 +66,13 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 // with every body byte counted as an input token; when the balance cannot
 // cover that, with the body's tokens counted.
 func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64) error {
-	if c == nil || c.price.Free {
+	if c == nil {
+		return nil
+	}
+	if e := outputLimit(c.price, "max_output_tokens", maxOut); e != nil {
+		return e
+	}
+	if c.price.Free {
 		return nil
 	}
 	if maxOut == 0 {

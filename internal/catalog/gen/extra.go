@@ -32,7 +32,7 @@ func extraModels() []catalog.Model {
 	videoDurations := []int{5, 10, 15, 20}
 	demo := func(id string) catalog.Model {
 		return catalog.Model{ID: id, OwnedBy: "demo", Created: demoCreated, Modality: catalog.Chat,
-			ContextWindow: 128000, MaxOutput: 4096, Tools: true, Free: true}
+			ContextWindow: 128000, MaxOutput: 4096, OutputLimited: true, Tools: true, Free: true}
 	}
 	return []catalog.Model{
 		{ID: "dall-e-3", OwnedBy: "openai", Created: date("2023-11-06"), Modality: catalog.Image,
@@ -77,7 +77,7 @@ func extraModels() []catalog.Model {
 		{ID: "demo-embed", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Embedding,
 			ContextWindow: 8192, Tokenizer: "cl100k", Free: true},
 		{ID: "demo-instruct", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Completion,
-			ContextWindow: 16384, MaxOutput: 4096, Tokenizer: "cl100k", Free: true},
+			ContextWindow: 16384, MaxOutput: 4096, OutputLimited: true, Tokenizer: "cl100k", Free: true},
 		{ID: "demo-image", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Image, Free: true,
 			ImageSizes: []string{"256x256", "512x512", "1024x1024"}},
 		{ID: "demo-transcribe", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Audio, Free: true},

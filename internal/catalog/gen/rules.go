@@ -171,7 +171,11 @@ func derive(m *catalog.Model) {
 	if m.Modality != catalog.Chat && m.Modality != catalog.Completion {
 		return // embeddings, images and audio have no output tokens or capabilities
 	}
-	m.MaxOutput = lookup(maxOutputs, id, defaultMaxOutput)
+	m.MaxOutput = lookup(maxOutputs, id, 0)
+	m.OutputLimited = m.MaxOutput > 0 // published; the default below is only assumed
+	if m.MaxOutput == 0 {
+		m.MaxOutput = defaultMaxOutput
+	}
 	if m.ContextWindow > 0 && m.MaxOutput > m.ContextWindow {
 		m.MaxOutput = m.ContextWindow
 	}
