@@ -15,7 +15,15 @@ import (
 // returns OpenAI's 400 for the first rule it breaks, or nil. body must be
 // one well-formed JSON value (jsonx.Check).
 func Validate(b Body, body []byte) *apierr.Error {
-	w := walker{b: body}
+	return ValidateSpans(b, body, nil, nil)
+}
+
+// ValidateSpans is Validate that also records, in the same pass, where the
+// top-level members named in keys are: spans[i] for keys[i] (not Found
+// when absent), so a handler reads what it needs without another scan.
+func ValidateSpans(b Body, body []byte, keys []string, spans []jsonx.Span) *apierr.Error {
+	clear(spans)
+	w := walker{b: body, want: keys, spans: spans}
 	if _, f := w.value(int32(b), jsonx.SkipSpace(body, 0)); f != nil {
 		return f.err
 	}
@@ -37,6 +45,8 @@ type walker struct {
 	b     []byte
 	path  [48]step
 	depth int
+	want  []string     // top-level members to record (ValidateSpans)
+	spans []jsonx.Span // where they are
 }
 
 func (w *walker) push(key []byte, idx int) {
@@ -323,6 +333,9 @@ func (w *walker) object(nd *node, i int) (int, *failure) {
 		if f != nil {
 			return 0, f
 		}
+		if w.depth == 0 && w.want != nil {
+			w.note(key, keyStart, j, end)
+		}
 		count++
 		j = jsonx.SkipSpace(w.b, end)
 		if w.b[j] == ',' {
@@ -471,6 +484,17 @@ func (w *walker) union(nd *node, i int, k kinds) (int, *failure) {
 	return 0, f
 }
 
+// note records a top-level member when it is wanted.
+func (w *walker) note(key []byte, keyStart, valStart, valEnd int) {
+	for i, k := range w.want {
+		if string(key) == k {
+			w.spans[i] = jsonx.Span{KeyStart: keyStart, ValStart: valStart, ValEnd: valEnd}
+		}
+	}
+}
+
+// find returns the raw value of member key of the object at b[i], nil
+// when absent. It stops at the first match: keys are unique (jsonx.Check).
 func (w *walker) find(i int, key string) []byte {
 	j := jsonx.SkipSpace(w.b, i+1)
 	for w.b[j] != '}' {

@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"strconv"
+
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/jsonx"
@@ -18,31 +20,27 @@ type chatParams struct {
 	hasStreamOptions    bool
 }
 
+// chatKeys are the top-level members parseChat reads, in spans order.
+var chatKeys = []string{"model", "stream", "stream_options", "n", "max_tokens", "max_completion_tokens"}
+
 // parseChat validates a chat completion body against the official request
 // contract and returns its parameters, or a 400 naming the offending param.
 func parseChat(body []byte) (chatParams, *apierr.Error) {
-	if e := checkBody(body, contract.ChatCompletions); e != nil {
+	if e := checkJSON(body); e != nil {
+		return chatParams{}, e
+	}
+	var sp [6]jsonx.Span
+	if e := contract.ValidateSpans(contract.ChatCompletions, body, chatKeys, sp[:]); e != nil {
 		return chatParams{}, e
 	}
 	var p chatParams
-	_ = jsonx.Each(body, func(k, v []byte) bool {
-		switch string(k) {
-		case "model":
-			p.Model, _, _ = str(v, "model")
-		case "stream":
-			p.Stream = string(v) == "true"
-		case "stream_options":
-			p.hasStreamOptions = !isNull(v)
-			p.IncludeUsage, _ = streamOptions(v)
-		case "n":
-			p.N, _, _ = integer(v, "n", 1, 128)
-		case "max_tokens":
-			p.MaxTokens, _, _ = integer(v, "max_tokens", 0, 1<<63-1)
-		case "max_completion_tokens":
-			p.MaxCompletionTokens, _, _ = integer(v, "max_completion_tokens", 0, 1<<63-1)
-		}
-		return true
-	})
+	p.Model, _, _ = str(sp[0].Value(body), "model")
+	p.Stream = string(sp[1].Value(body)) == "true"
+	if v := sp[2].Value(body); v != nil && !isNull(v) {
+		p.hasStreamOptions = true
+		p.IncludeUsage, _ = streamOptions(v)
+	}
+	p.N, p.MaxTokens, p.MaxCompletionTokens = intAt(sp[3].Value(body)), intAt(sp[4].Value(body)), intAt(sp[5].Value(body))
 	if e := checkModel(p.Model); e != nil {
 		return chatParams{}, e
 	}
@@ -50,4 +48,14 @@ func parseChat(body []byte) (chatParams, *apierr.Error) {
 		return chatParams{}, apierr.Invalid("stream_options", "Invalid 'stream_options': only allowed when 'stream' is true.")
 	}
 	return p, nil
+}
+
+// intAt reads a member the contract has checked to be an integer, null or
+// absent (0).
+func intAt(v []byte) int64 {
+	if len(v) == 0 || v[0] == 'n' {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(v), 10, 64)
+	return n
 }
