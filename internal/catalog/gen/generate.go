@@ -269,7 +269,7 @@ func windowHours(start, end string) int {
 // baseNumber returns a price value's number: the value itself, or the base
 // (lowest) tier of a tiered price. Tiers above the base apply only to long
 // prompts (over 128k-512k tokens); the gateway bills the base tier and says so
-// in the README.
+// in docs/billing.md.
 func baseNumber(v any) (json.Number, bool, error) {
 	switch v := v.(type) {
 	case json.Number:
