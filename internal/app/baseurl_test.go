@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 
@@ -130,38 +129,7 @@ func startGatewayFile(t *testing.T, n *vendorNet, yaml string, env map[string]st
 	if config.HasErrors(ps) {
 		t.Fatalf("config problems: %q", ps)
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{Logger: log, Version: "test", HTTPClient: n.client()})
-	if err != nil {
-		t.Fatalf("app.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, ln) }()
-	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), app: a, keys: map[string]string{}}
-	g.stop = func() error {
-		if g.stopped {
-			return nil
-		}
-		g.stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			t.Fatal("gateway did not stop within 30s")
-			return nil
-		}
-	}
-	t.Cleanup(func() {
-		if err := g.stop(); err != nil {
-			t.Errorf("gateway stopped with error: %v", err)
-		}
-		_ = a.Close()
-	})
+	g := serveApp(t, cfg, app.Options{Logger: log, Version: "test", HTTPClient: n.client()})
 	g.keys["default"] = g.createKey("default", false)
 	return g
 }

@@ -101,7 +101,20 @@ func startGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{Logger: log, Version: "test"})
+	g := serveApp(t, cfg, app.Options{Logger: log, Version: "test"})
+	g.upstream = up
+	for _, group := range []string{"default", "basic"} {
+		g.keys[group] = g.createKey(group, false)
+	}
+	g.revoked = g.createKey("default", true)
+	return g
+}
+
+// serveApp builds the gateway from cfg and serves it on a loopback port
+// until the test ends.
+func serveApp(t *testing.T, cfg *config.Config, o app.Options) *gateway {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, o)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
@@ -112,7 +125,7 @@ func startGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, ln) }()
-	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), app: a, upstream: up, keys: map[string]string{}}
+	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), app: a, keys: map[string]string{}}
 	g.stop = func() error {
 		if g.stopped {
 			return nil
@@ -133,10 +146,6 @@ func startGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 		}
 		_ = a.Close()
 	})
-	for _, group := range []string{"default", "basic"} {
-		g.keys[group] = g.createKey(group, false)
-	}
-	g.revoked = g.createKey("default", true)
 	return g
 }
 
