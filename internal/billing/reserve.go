@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -37,6 +39,9 @@ type Options struct {
 	// show up (default 1s).
 	Refresh time.Duration
 	Now     func() time.Time
+	// Log receives a WARN line for every charge capped at its reservation
+	// (see Hold.Settle); nil discards them.
+	Log *slog.Logger
 }
 
 // Reserver keeps, per account and per capped key, the stored balance last
@@ -48,6 +53,7 @@ type Reserver struct {
 	src     Source
 	refresh time.Duration
 	now     func() time.Time
+	log     *slog.Logger
 
 	mu    sync.Mutex
 	accts map[string]*meter
@@ -74,7 +80,10 @@ func NewReserver(src Source, o Options) *Reserver {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Reserver{src: src, refresh: o.Refresh, now: o.Now,
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Reserver{src: src, refresh: o.Refresh, now: o.Now, log: o.Log,
 		accts: make(map[string]*meter), keys: make(map[string]*meter)}
 }
 
@@ -84,35 +93,36 @@ type Hold struct {
 	r      *Reserver
 	p      Payer
 	amount money.Micros
-	done   bool // guarded by r.mu
+	ref    string // the request's id, for the log
+	done   bool   // guarded by r.mu
 }
 
 // Amount is what the hold reserved.
 func (h *Hold) Amount() money.Micros { return h.amount }
 
 // Reserve admits a request that can cost up to amount, or refuses it with
-// ErrInsufficient or ErrKeyCap. A zero amount (free models) always passes.
+// ErrInsufficient or ErrKeyCap. Whatever the amount, even zero, the
+// account must have something available and a capped key something left:
+// an account at or below zero is served nothing billable. (Free models do
+// not reserve at all.)
 func (r *Reserver) Reserve(ctx context.Context, p Payer, amount money.Micros) (*Hold, error) {
 	if amount < 0 {
 		return nil, fmt.Errorf("billing: negative reservation %v", amount)
 	}
-	h := &Hold{r: r, p: p, amount: amount}
-	if amount == 0 {
-		h.done = true
-		return h, nil
-	}
+	h := &Hold{r: r, p: p, amount: amount, ref: reqinfo.From(ctx).ID}
 	if err := r.fresh(ctx, p); err != nil {
 		return nil, err
 	}
+	need := max(amount, 1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a := r.accts[p.AccountID]
-	if a.available() < amount {
+	if a.available() < need {
 		return nil, ErrInsufficient
 	}
 	var k *meter
 	if p.SpendCap > 0 {
-		if k = r.keys[p.KeyID]; k.available() < amount {
+		if k = r.keys[p.KeyID]; k.available() < need {
 			return nil, ErrKeyCap
 		}
 		k.reserved += amount
@@ -171,34 +181,55 @@ func (r *Reserver) store(ms map[string]*meter, id string, gen uint64, v money.Mi
 	}
 }
 
-// Settle turns the hold into a charge of cost (which may exceed the
-// reservation when the vendor counted more than estimated: the charge is
-// what was used). Call Committed when the charge reaches the store.
-func (h *Hold) Settle(cost money.Micros) {
-	h.finish(cost)
+// Settle turns the hold into a charge of cost and returns what was charged:
+// the cost in full when the account (and the key's cap) can pay it, which
+// the reservation guarantees up to its amount; past what they can pay, no
+// more, so no answer takes a balance or a key's spend below zero. The
+// reservation covers the largest answer the upstream request allows, so
+// only a vendor that counts more prompt tokens than the gateway's bound,
+// for an account with nothing left beyond the hold, has a difference
+// written off, with a WARN line naming the request. Call Committed when the
+// charge reaches the store. A second Settle or Release charges nothing.
+func (h *Hold) Settle(cost money.Micros) money.Micros {
+	charged, ok := h.finish(cost)
+	if ok && charged < cost {
+		h.r.log.Warn("charge capped at what the account can pay; the rest is written off",
+			"request_id", h.ref, "account", h.p.AccountID, "key", h.p.KeyID,
+			"cost", cost.String(), "charged", charged.String(), "written_off", (cost - charged).String())
+	}
+	return charged
 }
 
 // Release gives the whole reservation back (upstream failure, nothing used).
 func (h *Hold) Release() { h.finish(0) }
 
-func (h *Hold) finish(cost money.Micros) {
+// finish ends the hold with a charge of at most cost, capped at what the
+// payer can still pay; false when it had ended.
+func (h *Hold) finish(cost money.Micros) (money.Micros, bool) {
 	r := h.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if h.done {
-		return
+		return 0, false
 	}
 	h.done = true
-	if a := r.accts[h.p.AccountID]; a != nil {
-		a.reserved -= h.amount
-		a.pending += cost
-	}
+	a := r.accts[h.p.AccountID]
+	var k *meter
 	if h.p.SpendCap > 0 {
-		if k := r.keys[h.p.KeyID]; k != nil {
-			k.reserved -= h.amount
-			k.pending += cost
+		k = r.keys[h.p.KeyID]
+	}
+	for _, m := range []*meter{a, k} {
+		if m != nil {
+			cost = min(cost, h.amount+max(m.available(), 0)) // the hold is in m.reserved
 		}
 	}
+	for _, m := range []*meter{a, k} {
+		if m != nil {
+			m.reserved -= h.amount
+			m.pending += cost
+		}
+	}
+	return cost, true
 }
 
 // Committed tells the Reserver that a settled charge is now in the store

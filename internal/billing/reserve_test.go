@@ -85,8 +85,70 @@ func TestReserveSettleRelease(t *testing.T) {
 	if _, err := r.Reserve(ctx, Payer{AccountID: "nobody"}, 1); err == nil {
 		t.Error("unknown account admitted")
 	}
-	if h, err := r.Reserve(ctx, Payer{AccountID: "nobody"}, 0); err != nil || h == nil {
-		t.Errorf("free request refused: %v", err)
+}
+
+// Whatever a request's estimated cost, even zero, an account at or below
+// zero and a key whose cap is used up are refused.
+func TestReserveNeedsSomethingLeft(t *testing.T) {
+	tests := []struct {
+		name    string
+		balance money.Micros
+		spent   money.Micros // of a key capped at 100
+		amount  money.Micros
+		want    error
+	}{
+		{"zero cost, positive balance", 1, 0, 0, nil},
+		{"zero cost, zero balance", 0, 0, 0, ErrInsufficient},
+		{"zero cost, negative balance", -245_805, 0, 0, ErrInsufficient},
+		{"zero cost, cap used up", 1000, 100, 0, ErrKeyCap},
+		{"zero cost, cap overspent", 1000, 150, 0, ErrKeyCap},
+		{"one micro left", 1000, 99, 1, nil},
+	}
+	for _, tt := range tests {
+		src := newFake(tt.balance)
+		src.spent["k"] = tt.spent
+		r := NewReserver(src, Options{Refresh: time.Hour})
+		_, err := r.Reserve(context.Background(), Payer{AccountID: "a", KeyID: "k", SpendCap: 100}, tt.amount)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}
+
+// A charge is never more than the payer can pay, so neither the balance
+// nor a key's spend goes below zero; the difference is written off. What
+// the payer can pay is charged in full, even beyond the reservation.
+func TestSettleCappedAtWhatIsLeft(t *testing.T) {
+	src := newFake(500)
+	r := NewReserver(src, Options{Refresh: time.Hour})
+	p := Payer{AccountID: "a", KeyID: "k"}
+	h, err := r.Reserve(context.Background(), p, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Settle(300); got != 300 {
+		t.Errorf("charged %d, want 300: the balance covers it", got)
+	}
+	h, _ = r.Reserve(context.Background(), p, 100)
+	if got := h.Settle(245_805); got != 200 {
+		t.Errorf("charged %d, want the 200 left", got)
+	}
+	if got := h.Settle(1); got != 0 {
+		t.Errorf("second settle charged %d", got)
+	}
+	if _, err := r.Reserve(context.Background(), p, 0); !errors.Is(err, ErrInsufficient) {
+		t.Errorf("admitted after the balance was used up: %v", err)
+	}
+	// A capped key: the cap limits the charge the same way.
+	src = newFake(10_000)
+	src.spent["k"] = 400
+	r = NewReserver(src, Options{Refresh: time.Hour})
+	h, err = r.Reserve(context.Background(), Payer{AccountID: "a", KeyID: "k", SpendCap: 500}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Settle(1000); got != 100 {
+		t.Errorf("capped key charged %d, want the 100 left under its cap", got)
 	}
 }
 

@@ -64,7 +64,10 @@ type Client struct {
 	now       func() time.Time
 }
 
-var _ provider.Chatter = (*Client)(nil)
+var (
+	_ provider.Chatter       = (*Client)(nil)
+	_ provider.OutputBounder = (*Client)(nil)
+)
 
 // New checks o and builds a client.
 func New(o Options) (*Client, error) {

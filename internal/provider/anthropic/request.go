@@ -20,8 +20,9 @@ var thinkingBudgets = map[string]int64{"low": 1024, "medium": 4096, "high": 1638
 // translated is a request ready to send, with what the answer's
 // translation needs to know about it.
 type translated struct {
-	body     []byte
-	jsonTool string // the forced tool standing for response_format json_schema
+	body      []byte
+	jsonTool  string // the forced tool standing for response_format json_schema
+	maxTokens int64  // the max_tokens sent, thinking budget included
 }
 
 // translate builds the Anthropic request for req. Errors are
@@ -112,6 +113,7 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 		}
 		out.Temperature, out.TopP = nil, nil
 	}
+	tr.maxTokens = out.MaxTokens
 	tr.body, err = json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic %s: encode request: %w", c.name, err)
@@ -249,4 +251,16 @@ func arguments(s string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("not a valid JSON object")
 	}
 	return json.RawMessage(t), nil
+}
+
+// OutputBound is the max_tokens the request is sent with: the client's
+// limit, else the configured or catalog one, raised above the thinking
+// budget reasoning_effort asks for. A request the adapter will refuse
+// bounds nothing (0).
+func (c *Client) OutputBound(req *provider.ChatRequest) int64 {
+	tr, err := c.translate(req, false)
+	if err != nil {
+		return 0
+	}
+	return tr.maxTokens
 }

@@ -78,7 +78,10 @@ type Client struct {
 	newID func(prefix string) string // ids Gemini does not give; tests fix it
 }
 
-var _ provider.Chatter = (*Client)(nil)
+var (
+	_ provider.Chatter       = (*Client)(nil)
+	_ provider.OutputBounder = (*Client)(nil)
+)
 
 // New checks o and builds a client.
 func New(o Options) (*Client, error) {

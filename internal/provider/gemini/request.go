@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 )
 
@@ -301,4 +302,23 @@ func generation(in *oaiwire.Request, maxOutput int64) (*generationConfig, error)
 func (g *generationConfig) isZero() bool {
 	b, _ := json.Marshal(g)
 	return string(b) == "{}"
+}
+
+// OutputBound is the client's output limit as sent (clamped to the
+// catalog's), plus the thinking budget reasoning_effort asks for, which
+// Gemini may spend on top; 0 when the client set no limit (Gemini's
+// default, the model's own limit, applies).
+func (c *Client) OutputBound(req *provider.ChatRequest) int64 {
+	in, err := oaiwire.ParseRequest(req.Body)
+	if err != nil {
+		return 0
+	}
+	n := in.MaxOutput()
+	if n <= 0 {
+		return 0
+	}
+	if req.MaxOutput > 0 {
+		n = min(n, req.MaxOutput)
+	}
+	return n + thinkingBudgets[in.ReasoningEffort]
 }
