@@ -29,6 +29,9 @@ const (
 	defaultMaxRequestBytes = 20 << 20 // 20 MiB
 	defaultShutdownTimeout = Duration(30 * time.Second)
 	defaultAuthCacheTTL    = Duration(5 * time.Second)
+	defaultReadTimeout     = Duration(30 * time.Second)
+	minMaxBodyMemory       = 128 << 20 // max_body_memory's default, unless 4 × max_request_bytes is more
+	defaultWriteTimeout    = Duration(60 * time.Second)
 	defaultLogLevel        = "info"
 	defaultLogFormat       = "text"
 	defaultBatchSize       = 256
@@ -46,12 +49,16 @@ type Config struct {
 	MaxRequestBytes int64            `yaml:"max_request_bytes"`
 	ShutdownTimeout Duration         `yaml:"shutdown_timeout"`
 	AuthCacheTTL    Duration         `yaml:"auth_cache_ttl"`
+	ReadTimeout     Duration         `yaml:"read_timeout"`
+	MaxBodyMemory   int64            `yaml:"max_body_memory"`
+	WriteTimeout    Duration         `yaml:"write_timeout"` // longest block of one stream write to a client
 	Log             Log              `yaml:"log"`
 	Usage           Usage            `yaml:"usage"`
 	Providers       []Provider       `yaml:"providers"`
 	Groups          map[string]Group `yaml:"groups"`
 	Billing         Billing          `yaml:"billing"`
 	Images          Images           `yaml:"images"`
+	Fetch           Fetch            `yaml:"fetch"`  // image URLs the gateway downloads for a vendor
 	Models          []ModelConfig    `yaml:"models"` // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`      // file it was loaded from; "" for the built-in default
 
@@ -81,6 +88,9 @@ type Usage struct {
 	// JournalDir is where usage records are journaled before they reach the
 	// database; "" means next to the SQLite file (see app.journalDir).
 	JournalDir string `yaml:"journal_dir"`
+	// Retention is how long usage records are kept (default 400d, 0:
+	// forever); older ones are purged hourly. The ledger is never purged.
+	Retention Retention `yaml:"retention"`
 }
 
 // Provider is one upstream vendor account that requests can be routed to.
@@ -286,6 +296,11 @@ func (c *Config) ApplyDefaults() {
 	}
 	defaultDuration(&c.ShutdownTimeout, defaultShutdownTimeout, c.given("shutdown_timeout"))
 	defaultDuration(&c.AuthCacheTTL, defaultAuthCacheTTL, c.given("auth_cache_ttl"))
+	defaultDuration(&c.ReadTimeout, defaultReadTimeout, c.given("read_timeout"))
+	if c.MaxBodyMemory == 0 && !c.given("max_body_memory") {
+		c.MaxBodyMemory = max(minMaxBodyMemory, 4*c.MaxRequestBytes)
+	}
+	defaultDuration(&c.WriteTimeout, defaultWriteTimeout, c.given("write_timeout"))
 	if c.Log.Level == "" {
 		c.Log.Level = defaultLogLevel
 	}
@@ -329,6 +344,8 @@ func (c *Config) ApplyDefaults() {
 	}
 	c.applyBillingDefaults()
 	c.applyImagesDefaults()
+	c.applyFetchDefaults()
+	c.applyUsageDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

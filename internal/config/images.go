@@ -92,3 +92,50 @@ func (v *validator) imagesS3(s3 *ImagesS3, at func(string) int) {
 		v.warnf(at("s3"), "images.s3 is set without images.signing_key: replicas that do not share images.dir will not accept each other's image URLs; set the same signing_key on every replica")
 	}
 }
+
+// Defaults of the fetch section: see fetch.DefaultMaxImages and its
+// neighbours for why.
+const (
+	defaultFetchMaxImages     = 16
+	defaultFetchMaxTotalBytes = 32 << 20
+	defaultFetchTimeout       = Duration(30 * time.Second)
+)
+
+// Fetch bounds what one request may make the gateway download: the images
+// a client names by http(s) URL for a vendor that cannot read URLs itself
+// (Gemini). Past a limit the request is refused with a 400 naming the
+// image, before the vendor is called.
+type Fetch struct {
+	// MaxImages is how many image URLs one request may name (default 16);
+	// 0 turns downloading image URLs off (data: URLs still work).
+	MaxImages int `yaml:"max_images"`
+	// MaxTotalBytes bounds the bytes of one request's images together
+	// (default 32 MiB); each image is also limited to 20 MiB.
+	MaxTotalBytes int64 `yaml:"max_total_bytes"`
+	// Timeout bounds the time to download all of one request's images
+	// (default 30s); each image is also limited to 10 s.
+	Timeout Duration `yaml:"timeout"`
+}
+
+func (c *Config) applyFetchDefaults() {
+	if c.Fetch.MaxImages == 0 && !c.given("fetch.max_images") {
+		c.Fetch.MaxImages = defaultFetchMaxImages
+	}
+	if c.Fetch.MaxTotalBytes == 0 && !c.given("fetch.max_total_bytes") {
+		c.Fetch.MaxTotalBytes = defaultFetchMaxTotalBytes
+	}
+	defaultDuration(&c.Fetch.Timeout, defaultFetchTimeout, c.given("fetch.timeout"))
+}
+
+// fetchLimits checks the fetch section.
+func (v *validator) fetchLimits() {
+	c := v.c
+	at := func(key string) int { return c.line("fetch."+key, c.line("fetch", 0)) }
+	if c.Fetch.MaxImages < 0 {
+		v.errorf(at("max_images"), "fetch.max_images must be 0 (no image URLs downloaded) or more, got %d", c.Fetch.MaxImages)
+	}
+	if c.Fetch.MaxTotalBytes <= 0 {
+		v.errorf(at("max_total_bytes"), "fetch.max_total_bytes must be a positive number of bytes, got %d", c.Fetch.MaxTotalBytes)
+	}
+	v.positive(at("timeout"), "fetch.timeout", c.Fetch.Timeout)
+}

@@ -72,6 +72,7 @@ var (
 		reflect.TypeFor[ImagePriceConfig](): "image price",
 		reflect.TypeFor[Images]():           "images",
 		reflect.TypeFor[ImagesS3]():         "images s3",
+		reflect.TypeFor[Fetch]():            "fetch",
 	}
 )
 

@@ -28,6 +28,8 @@ func (c *Config) Validate() []Problem {
 	v.billing()
 	v.catalogModels()
 	v.imageStore()
+	v.fetchLimits()
+	v.usageRetention()
 	return sortProblems(v.problems)
 }
 
@@ -68,6 +70,12 @@ func (v *validator) server() {
 	}
 	v.positive(c.line("shutdown_timeout", 0), "shutdown_timeout", c.ShutdownTimeout)
 	v.positive(c.line("auth_cache_ttl", 0), "auth_cache_ttl", c.AuthCacheTTL)
+	v.positive(c.line("read_timeout", 0), "read_timeout", c.ReadTimeout)
+	if c.MaxBodyMemory < c.MaxRequestBytes {
+		v.errorf(c.line("max_body_memory", 0), "max_body_memory must be at least max_request_bytes (%d), got %d: a body of the largest allowed size could never be read",
+			c.MaxRequestBytes, c.MaxBodyMemory)
+	}
+	v.positive(c.line("write_timeout", 0), "write_timeout", c.WriteTimeout)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
