@@ -1,16 +1,38 @@
 // Package audio recognises the audio containers the transcription endpoint
 // accepts and reads how long a recording is from the file itself, without
-// decoding any audio and without loading the file into memory:
+// decoding any audio and without loading the file into memory.
 //
-//	WAV   the fmt and data chunks (fact for compressed WAV; RF64's ds64)
-//	MP3   the Xing/Info or VBRI header when present, else every frame walked
-//	FLAC  total samples and sample rate from STREAMINFO
-//	OGG   the last page's granule position (Opus, Vorbis, FLAC, Speex)
-//	MP4   mvhd's duration (M4A too), mehd for fragmented files
-//	WebM  Info's Duration, else the last block's timestamp (best effort)
+// A file's headers are claims its sender wrote; its frames are what a
+// decoder plays. Duration reads both and answers the larger, so a client
+// cannot make a recording cheaper by writing a short length into its
+// header, while a header that claims more than the frames hold is still
+// honoured. Per container:
 //
-// The duration is what billing reserves against before the upstream call;
-// the upstream's own figure, when it gives one, is what is charged.
+//	WAV   claim: fact's sample count, data bytes ÷ the byte rate field.
+//	      content: every byte from the data chunk to the end of the file
+//	      that is not a well-formed chunk, at the byte rate the frame
+//	      layout implies (PCM, float, A-law, µ-law), the block layout
+//	      (IMA and MS ADPCM, GSM), the MPEG frames walked, or 8 kbit/s
+//	      for other codecs. The data size is trusted as far as the file goes.
+//	MP3   claim: the Xing/Info or VBRI frame count. content: every MPEG
+//	      audio frame walked (each at its own sample rate), resyncing past
+//	      junk and tags anywhere in the file.
+//	FLAC  claim: STREAMINFO's total samples. content: every frame header
+//	      found (CRC-8 checked, consistent with the first), block sizes summed.
+//	OGG   claim: the last granule position. content: every packet's
+//	      duration from its own bytes (Opus TOC, Vorbis modes, FLAC frame
+//	      headers, Speex frames), the last packet left out (it may be
+//	      trimmed); streams side by side count once, chained ones add up.
+//	MP4   claim: mvhd, mehd and the audio tracks' mdhd durations. content:
+//	      the audio tracks' sample counts (sample tables and fragments) ×
+//	      the codec's frame length (AAC, ALAC, MPEG audio, AMR, AC-3, Opus
+//	      at its shortest frame), or the sample durations (stts, trun).
+//	WebM  claim: Info's Duration and the last block's timestamp. content:
+//	      every Opus or Vorbis frame in every block (lacing included),
+//	      durations from the frames' own bytes.
+//
+// The duration is what billing reserves against before the upstream call,
+// and what is charged when the upstream does not report its own figure.
 package audio
 
 import (
@@ -104,27 +126,34 @@ var ErrUnknownDuration = errors.New("audio: duration not readable from the file"
 // and an absurd claim counts as unreadable.
 const maxDuration = 1000 * time.Hour
 
-// Duration reads how long the recording in r (size bytes, of format f) is.
-// The error wraps ErrUnknownDuration when the file does not tell.
+// reading is what a parser learnt about a file's length: what its headers
+// claim and what its content (frames, packets, samples) shows. Either is 0
+// when the file does not tell; a claim past maxDuration is dropped.
+type reading struct{ claim, content time.Duration }
+
+// Duration reads how long the recording in r (size bytes, of format f) is:
+// the larger of what its headers claim and what its frames hold (see the
+// package comment). The error wraps ErrUnknownDuration when the file tells
+// neither.
 func Duration(r io.ReaderAt, size int64, f Format) (time.Duration, error) {
 	c := newCursor(r, size)
 	var (
-		d   time.Duration
+		rd  reading
 		err error
 	)
 	switch f {
 	case WAV:
-		d, err = wavDuration(c)
+		rd, err = wavDuration(c)
 	case MP3:
-		d, err = mp3Duration(c)
+		rd, err = mp3Duration(c)
 	case FLAC:
-		d, err = flacDuration(c)
+		rd, err = flacDuration(c)
 	case OGG:
-		d, err = oggDuration(c)
+		rd, err = oggDuration(c)
 	case MP4:
-		d, err = mp4Duration(c)
+		rd, err = mp4Duration(c)
 	case WebM:
-		d, err = webmDuration(c)
+		rd, err = webmDuration(c)
 	default:
 		return 0, fmt.Errorf("%w: format %q", ErrUnknownDuration, f)
 	}
@@ -134,8 +163,12 @@ func Duration(r io.ReaderAt, size int64, f Format) (time.Duration, error) {
 		}
 		return 0, err
 	}
-	if d < 0 || d > maxDuration {
-		return 0, fmt.Errorf("%w: %s claims %v", ErrUnknownDuration, f, d)
+	if rd.claim < 0 || rd.claim > maxDuration {
+		rd.claim = 0 // an absurd claim says nothing
+	}
+	d := max(rd.claim, rd.content)
+	if d <= 0 || d > maxDuration {
+		return 0, fmt.Errorf("%w: %s: claim %v, content %v", ErrUnknownDuration, f, rd.claim, rd.content)
 	}
 	return d, nil
 }
@@ -177,6 +210,15 @@ func Sniff(r io.ReaderAt, size int64) Format {
 		return MP3
 	}
 	return ""
+}
+
+// claimed is seconds for a header's claim: an absurd one is no claim (0).
+func claimed(n, rate uint64) time.Duration {
+	d, err := seconds(n, rate)
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 // seconds converts n units of 1/rate second to a duration, refusing

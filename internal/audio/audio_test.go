@@ -134,11 +134,18 @@ func TestFormatOfName(t *testing.T) {
 	}
 }
 
-// FuzzDuration checks the parsers never panic or loop on any input.
+// FuzzDuration checks the parsers never panic or loop on any input, and
+// answer a duration in range; seeded with the table's files and the lying
+// ones.
 func FuzzDuration(f *testing.F) {
 	seeds := [][]byte{pcmWAV(8000, 100), mpegFrames(mpeg1L3, 417, 3, true), xingFrame("Xing", 3), flacFile(8000, 8000),
 		opusFile(312, 48312), vorbisFile(8000, 8000), cat(ftyp(), isoBox("moov", mvhd0(1000, 10))),
 		webmWithDuration(10), webmRecorded(), cat(id3(10), mpegFrames(mpeg2L3, 208, 3, false))}
+	for _, tc := range lyingFiles() {
+		if len(tc.file) < 64<<10 {
+			seeds = append(seeds, tc.file)
+		}
+	}
 	for _, s := range seeds {
 		f.Add(s)
 	}

@@ -1,9 +1,12 @@
 package audio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 )
 
 // cursor reads a file front to back through a small window, so parsers can
@@ -72,6 +75,41 @@ func (c *cursor) skip(n int64) error {
 	return nil
 }
 
+// ahead returns the bytes from the position to the end of the window,
+// loading a new window when fewer than 2 remain in it.
+func (c *cursor) ahead() ([]byte, error) {
+	if c.pos >= c.off && c.pos+2 <= c.off+int64(len(c.buf)) {
+		return c.buf[c.pos-c.off:], nil
+	}
+	return c.peek(int(min(c.left(), window)))
+}
+
+// seek2 moves to the next position, at or after the current one, holding
+// the byte b0 followed by a byte whose mask bits equal val (a sync code);
+// false (at the end) when there is none. It scans the window in place,
+// so a search through megabytes of junk costs one read per window.
+func (c *cursor) seek2(b0, mask, val byte) bool {
+	for c.left() >= 2 {
+		buf, err := c.ahead()
+		if err != nil {
+			return false
+		}
+		for j := 0; j+1 < len(buf); j++ {
+			i := bytes.IndexByte(buf[j:len(buf)-1], b0)
+			if i < 0 {
+				break
+			}
+			j += i
+			if buf[j+1]&mask == val {
+				c.pos += int64(j)
+				return true
+			}
+		}
+		c.pos += int64(len(buf) - 1) // the last byte may start a pair with the next window
+	}
+	return false
+}
+
 // left is how many bytes remain after the position.
 func (c *cursor) left() int64 { return c.size - c.pos }
 
@@ -81,3 +119,22 @@ func be64(b []byte) uint64 { return be32(b)<<32 | be32(b[4:]) }
 func le16(b []byte) uint64 { return uint64(b[0]) | uint64(b[1])<<8 }
 func le32(b []byte) uint64 { return le16(b) | le16(b[2:])<<16 }
 func le64(b []byte) uint64 { return le32(b) | le32(b[4:])<<32 }
+func be24(b []byte) uint64 { return uint64(b[0])<<16 | be16(b[1:]) }
+
+// satAdd and satMul saturate at the largest uint64, so sums of counts a
+// file claims cannot wrap around to something small.
+func satAdd(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return s
+}
+
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}

@@ -233,3 +233,209 @@ func webmRecorded() []byte {
 	}
 	return b
 }
+
+// Builders of files whose headers lie: real frames behind a short claim.
+
+// flacFrameBytes is one FLAC frame (fixed 4096-sample blocks at 44.1 kHz,
+// stereo, 16-bit) numbered n, with a little payload.
+func flacFrameBytes(n int, block uint16) []byte {
+	h := []byte{0xFF, 0xF8, 0xC9, 0x18}
+	if block != 4096 {
+		h[2] = 0x79 // block size from the 16-bit field that follows the number
+	}
+	switch {
+	case n < 0x80:
+		h = append(h, byte(n))
+	case n < 0x800:
+		h = append(h, 0xC0|byte(n>>6), 0x80|byte(n&0x3F))
+	default:
+		h = append(h, 0xE0|byte(n>>12), 0x80|byte(n>>6&0x3F), 0x80|byte(n&0x3F))
+	}
+	if block != 4096 {
+		h = binary.BigEndian.AppendUint16(h, block-1)
+	}
+	h = append(h, crc8(h))
+	return append(h, make([]byte, 60)...) // subframes and CRC-16, zero
+}
+
+// flacLie is STREAMINFO claiming total samples, then n real frames.
+func flacLie(total uint64, n int) []byte {
+	b := flacFile(44100, total)
+	for i := range n {
+		b = append(b, flacFrameBytes(i, 4096)...)
+	}
+	return b
+}
+
+// oggPageF is oggPage with header flags (1 continued, 2 first, 4 last).
+func oggPageF(flags byte, serial, seq uint32, granule uint64, body []byte) []byte {
+	p := oggPage(serial, seq, granule, body)
+	p[5] = flags
+	return p
+}
+
+// opusStream is an Opus logical stream of n 20 ms packets (CELT, TOC
+// 0xFC) whose granule positions all say granule.
+func opusStream(serial uint32, n int, granule uint64) []byte {
+	head := append([]byte("OpusHead"), 1, 1)
+	head = binary.LittleEndian.AppendUint16(head, 0)
+	head = binary.LittleEndian.AppendUint32(head, 48000)
+	head = append(head, 0, 0, 0)
+	b := oggPageF(2, serial, 0, 0, head)
+	b = append(b, oggPageF(0, serial, 1, 0, []byte("OpusTags........"))...)
+	for i := range n {
+		b = append(b, oggPageF(0, serial, uint32(2+i), granule, append([]byte{0xFC}, make([]byte, 60)...))...)
+	}
+	return b
+}
+
+// vorbisBits packs a Vorbis (LSB-first) bitstream.
+type vorbisBits struct {
+	b []byte
+	n int
+}
+
+func (w *vorbisBits) put(v uint64, bits int) {
+	for i := range bits {
+		if w.n%8 == 0 {
+			w.b = append(w.b, 0)
+		}
+		w.b[len(w.b)-1] |= byte(v>>i&1) << (w.n % 8)
+		w.n++
+	}
+}
+
+// vorbisHeaders are the three header packets of a 44.1 kHz stream with
+// 256/2048 blocks and two modes, short and long.
+func vorbisHeaders() (id, comment, setup []byte) {
+	id = append([]byte("\x01vorbis"), 0, 0, 0, 0, 2)
+	id = binary.LittleEndian.AppendUint32(id, 44100)
+	id = append(id, make([]byte, 12)...)
+	id = append(id, 0xB8, 1) // blocksizes 2^8 and 2^11, framing
+	comment = append([]byte("\x03vorbis"), make([]byte, 8)...)
+	w := vorbisBits{b: append([]byte("\x05vorbis"), make([]byte, 300)...), n: (7 + 300) * 8}
+	w.put(1, 6) // two modes
+	for _, long := range []uint64{0, 1} {
+		w.put(long, 1)
+		w.put(0, 16)
+		w.put(0, 16)
+		w.put(0, 8)
+	}
+	w.put(1, 1) // framing
+	return id, comment, w.b
+}
+
+// vorbisStream has n long-block audio packets (1024 samples each after
+// the first) and granule positions that all say granule.
+func vorbisStream(n int, granule uint64) []byte {
+	id, comment, setup := vorbisHeaders()
+	b := oggPageF(2, 3, 0, 0, id)
+	b = append(b, oggTwoPackets(3, 1, comment, setup)...)
+	for i := range n {
+		b = append(b, oggPageF(0, 3, uint32(2+i), granule, append([]byte{1 << 1}, make([]byte, 40)...))...)
+	}
+	return b
+}
+
+// oggTwoPackets is one page holding two packets.
+func oggTwoPackets(serial, seq uint32, p, q []byte) []byte {
+	var segs []byte
+	for _, x := range [][]byte{p, q} {
+		n := len(x)
+		for n >= 255 {
+			segs = append(segs, 255)
+			n -= 255
+		}
+		segs = append(segs, byte(n))
+	}
+	h := []byte("OggS")
+	h = append(h, 0, 0)
+	h = binary.LittleEndian.AppendUint64(h, 0)
+	h = binary.LittleEndian.AppendUint32(h, serial)
+	h = binary.LittleEndian.AppendUint32(h, seq)
+	h = append(h, 0, 0, 0, 0, byte(len(segs)))
+	h = append(h, segs...)
+	return append(append(h, p...), q...)
+}
+
+// be32b is a big-endian uint32.
+func be32b(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+
+// fullBox is an ISO full box (version 0, flags).
+func fullBox(typ string, flags uint32, body ...[]byte) []byte {
+	return isoBox(typ, append([][]byte{be32b(flags)}, body...)...)
+}
+
+// aacTrak is an AAC-LC 44.1 kHz stereo audio track with id 1 listing n
+// samples whose durations (stts) sum to ticks at timescale 44100.
+func aacTrak(n, ticks uint32) []byte {
+	tkhd := fullBox("tkhd", 3, make([]byte, 8), be32b(1), make([]byte, 64))
+	mdhd := fullBox("mdhd", 0, make([]byte, 8), be32b(44100), be32b(ticks), make([]byte, 4))
+	hdlr := fullBox("hdlr", 0, make([]byte, 4), []byte("soun"), make([]byte, 13))
+	asc := []byte{0x12, 0x10} // AAC LC, 44.1 kHz, stereo, 1024-sample frames
+	dsi := append([]byte{0x05, byte(len(asc))}, asc...)
+	dcd := append([]byte{0x04, byte(13 + len(dsi)), 0x40, 0x15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, dsi...)
+	es := append([]byte{0x03, byte(3 + len(dcd) + 3), 0, 0, 0}, dcd...)
+	es = append(es, 0x06, 0x01, 0x02)
+	entry := isoBox("mp4a", make([]byte, 6), []byte{0, 1}, make([]byte, 8), []byte{0, 2, 0, 16, 0, 0, 0, 0},
+		be32b(44100<<16), fullBox("esds", 0, es))
+	stsd := fullBox("stsd", 0, be32b(1), entry)
+	var stts []byte
+	if n > 0 {
+		stts = fullBox("stts", 0, be32b(1), be32b(n), be32b(ticks/max(n, 1)))
+	} else {
+		stts = fullBox("stts", 0, be32b(0))
+	}
+	stsz := fullBox("stsz", 0, be32b(10), be32b(n))
+	minf := isoBox("minf", isoBox("stbl", stsd, stts, stsz))
+	return isoBox("trak", tkhd, isoBox("mdia", mdhd, hdlr, minf))
+}
+
+// aacMP4 is an M4A of n AAC frames (n × 1024 samples) whose headers claim
+// claimMS milliseconds and whose sample table claims ticks.
+func aacMP4(n, ticks, claimMS uint32) []byte {
+	return cat(ftyp(), isoBox("moov", mvhd0(1000, claimMS), aacTrak(n, ticks)), isoBox("mdat", make([]byte, 10*n)))
+}
+
+// fragmentedMP4 has the track in fragments of k samples each, mehd
+// claiming claimMS, trex's default duration 1 tick.
+func fragmentedMP4(frags, k int, claimMS uint32) []byte {
+	trex := fullBox("trex", 0, be32b(1), be32b(1), be32b(1), be32b(0), be32b(0))
+	moov := isoBox("moov", mvhd0(1000, 0), isoBox("mvex", fullBox("mehd", 0, be32b(claimMS)), trex), aacTrak(0, 0))
+	b := cat(ftyp(), moov)
+	for i := range frags {
+		tfhd := fullBox("tfhd", 0, be32b(1))
+		trun := fullBox("trun", 0, be32b(uint32(k)))
+		b = append(b, isoBox("moof", fullBox("mfhd", 0, be32b(uint32(i+1))), isoBox("traf", tfhd, trun))...)
+		b = append(b, isoBox("mdat", make([]byte, 10*k))...)
+	}
+	return b
+}
+
+// opusWebM is a WebM with an Opus track, Info claiming claimMS, and n
+// 20 ms frames in blocks whose timestamps are all 0; with laced, three
+// frames per block (Xiph lacing).
+func opusWebM(n int, claimMS float64, laced bool) []byte {
+	d := binary.BigEndian.AppendUint64(nil, math.Float64bits(claimMS))
+	b := append(ebmlHeader("webm"), ebmlOpen(idSegment)...)
+	b = append(b, ebml(idInfo, ebml(idTimecodeScl, []byte{0x0F, 0x42, 0x40}), ebml(idDuration, d))...)
+	b = append(b, ebml(idTracks, ebml(idTrackEntry, ebml(idTrackNumber, []byte{1}), ebml(idTrackType, []byte{2}),
+		ebml(idCodecID, []byte("A_OPUS"))))...)
+	b = append(b, ebmlOpen(idCluster)...)
+	b = append(b, ebml(idTimecode, []byte{0})...)
+	frame := append([]byte{0xFC}, make([]byte, 30)...)
+	for i := 0; i < n; {
+		if laced && n-i >= 3 {
+			body := []byte{0x81, 0, 0, 0x80 | 0x02, 2, byte(len(frame)), byte(len(frame))}
+			for range 3 {
+				body = append(body, frame...)
+			}
+			b = append(b, ebml(idSimpleBlock, body)...)
+			i += 3
+			continue
+		}
+		b = append(b, ebml(idSimpleBlock, []byte{0x81, 0, 0, 0x80}, frame)...)
+		i++
+	}
+	return b
+}

@@ -107,77 +107,129 @@ func skipID3(c *cursor) error {
 func findFrame(c *cursor, limit int64) (mpegFrame, bool) {
 	start := c.pos
 	for c.pos-start <= limit {
+		if !c.seek2(0xFF, 0xE0, 0xE0) || c.pos-start > limit {
+			return mpegFrame{}, false
+		}
 		b, err := c.peek(4)
 		if err != nil {
 			return mpegFrame{}, false
 		}
-		if f, ok := parseFrame(b); ok {
-			switch next := c.pos + f.length; {
-			case next == c.size && c.pos == start:
-				return f, true // a lone frame filling the file
-			case next < c.size:
-				save := c.pos
-				c.pos = next
-				nb, err := c.peek(4)
-				c.pos = save
-				if err != nil {
-					return f, true // fewer than 4 bytes follow it
-				}
-				if g, ok := parseFrame(nb); ok && g.sameAs32 == f.sameAs32 {
-					return f, true
-				}
-			}
+		if f, ok := parseFrame(b); ok && chained(c, f, c.pos == start) {
+			return f, true
 		}
 		c.pos++
 	}
 	return mpegFrame{}, false
 }
 
-// mp3Duration uses the first frame's Xing/Info or VBRI header when present
-// (frame count × samples per frame), else walks every frame and sums them.
-func mp3Duration(c *cursor) (time.Duration, error) {
+// chained reports whether the frame f at the position is followed by a
+// frame of the same stream, or by fewer than 4 bytes; with lone, a frame
+// that ends exactly at the end of the file counts too. The frame and its
+// successor's header are read at once, so a search never thrashes the
+// cursor's window.
+func chained(c *cursor, f mpegFrame, lone bool) bool {
+	next := c.pos + f.length
+	switch {
+	case next > c.size:
+		return false
+	case next == c.size:
+		return lone
+	case c.size-next < 4:
+		return true // fewer than 4 bytes follow it
+	}
+	b, err := c.peek(int(f.length) + 4)
+	if err != nil {
+		return false
+	}
+	g, ok := parseFrame(b[f.length:])
+	return ok && g.sameAs32 == f.sameAs32
+}
+
+// frameTally sums the samples of frames by sample rate (a stream may
+// change rate; each frame plays at its own).
+type frameTally map[uint64]uint64
+
+func (t frameTally) add(samples, rate uint64) { t[rate] = satAdd(t[rate], samples) }
+
+func (t frameTally) duration() (time.Duration, error) {
+	var d time.Duration
+	for rate, n := range t {
+		x, err := seconds(n, rate)
+		if err != nil {
+			return 0, err
+		}
+		if d += x; d > maxDuration {
+			return 0, fmt.Errorf("%w: frames too long", ErrUnknownDuration)
+		}
+	}
+	return d, nil
+}
+
+// mp3Duration reads the first frame's Xing/Info or VBRI frame count as the
+// claim, and walks every frame of the file for the content: a decoder
+// plays every frame it finds, whatever a header says, so a frame count of
+// 1 in front of five minutes of frames is five minutes. Junk and tags
+// between frames (ID3v1, APE, Lyrics3, even a "TAG" in the middle) are
+// skipped up to the next frame whose successor agrees; a frame of another
+// rate or layer counts when its successor confirms the change. Free-format
+// frames are not counted: decoders refuse them too.
+func mp3Duration(c *cursor) (reading, error) {
 	if err := skipID3(c); err != nil {
-		return 0, err
+		return reading{}, err
 	}
 	first, ok := findFrame(c, 64<<10)
 	if !ok {
-		return 0, errors.New("no MPEG audio frame")
+		return reading{}, errors.New("no MPEG audio frame")
 	}
-	if n, ok := vbrFrames(c, first); ok {
-		return seconds(n*first.samples, first.rate)
+	var rd reading
+	if n, tagged := vbrFrames(c, first); tagged {
+		rd.claim = claimed(satMul(n, first.samples), first.rate)
+		c.pos += first.length // the tag's frame carries no audio
 	}
-	var samples uint64
+	tally, err := walkFrames(c, first)
+	if err != nil {
+		return reading{}, err
+	}
+	if rd.content, err = tally.duration(); err != nil {
+		return reading{}, err
+	}
+	if rd.claim == 0 && rd.content == 0 {
+		return reading{}, fmt.Errorf("%w: no complete MPEG audio frame", ErrUnknownDuration)
+	}
+	return rd, nil
+}
+
+// walkFrames counts every frame from the position to the end of the file,
+// starting in first's stream.
+func walkFrames(c *cursor, first mpegFrame) (frameTally, error) {
+	tally, cur := frameTally{}, first
 	for {
 		b, err := c.peek(4)
 		if err != nil {
 			break
 		}
 		f, ok := parseFrame(b)
-		if ok && f.sameAs32 == first.sameAs32 && f.length <= c.left() {
-			samples += f.samples
+		if ok && f.length <= c.left() && (f.sameAs32 == cur.sameAs32 || chained(c, f, false)) {
+			tally.add(f.samples, f.rate)
+			cur = f
 			c.pos += f.length
 			continue
-		}
-		if t, err := c.peek(3); err == nil && (string(t) == "TAG" || string(t) == "APE" || string(t) == "LYR") {
-			break // ID3v1, APE or Lyrics3 tags end the audio
 		}
 		if ok && f.length > c.left() {
 			break // a truncated last frame
 		}
 		c.pos++
-		if _, ok := findFrame(c, 64<<10); !ok {
+		if _, ok := findFrame(c, c.left()); !ok {
 			break // junk to the end
 		}
 	}
-	if samples == 0 {
-		return 0, fmt.Errorf("%w: no complete MPEG audio frame", ErrUnknownDuration)
-	}
-	return seconds(samples, first.rate)
+	return tally, nil
 }
 
 // vbrFrames reads the frame count of a Xing/Info or VBRI header in the
-// frame at the position; that frame carries no audio.
-func vbrFrames(c *cursor, f mpegFrame) (uint64, bool) {
+// frame at the position; tagged says such a header is there (the frame
+// then carries no audio), n is its frame count (0 when it gives none).
+func vbrFrames(c *cursor, f mpegFrame) (n uint64, tagged bool) {
 	if f.layer != 3 {
 		return 0, false
 	}
@@ -196,16 +248,12 @@ func vbrFrames(c *cursor, f mpegFrame) (uint64, bool) {
 	}
 	if x := 4 + side; len(b) >= x+12 && (string(b[x:x+4]) == "Xing" || string(b[x:x+4]) == "Info") {
 		if be32(b[x+4:])&1 != 0 {
-			if n := be32(b[x+8:]); n > 0 {
-				return n, true
-			}
+			return be32(b[x+8:]), true
 		}
-		return 0, false
+		return 0, true
 	}
 	if len(b) >= 36+18 && string(b[36:40]) == "VBRI" {
-		if n := be32(b[36+14:]); n > 0 {
-			return n, true
-		}
+		return be32(b[36+14:]), true
 	}
 	return 0, false
 }
