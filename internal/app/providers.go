@@ -125,7 +125,7 @@ func deployments(cfg *config.Config, cat *catalog.Catalog, tokens *tokenize.Set,
 				owner = "anthropic"
 			}
 		case "gemini":
-			c, err := newGemini(p, o)
+			c, err := newGemini(p, cfg.Fetch, o)
 			if err != nil {
 				return nil, err
 			}

@@ -27,6 +27,17 @@ func (f *Fetcher) fail(ctx context.Context, host string, cause error) *apierr.Er
 	if errors.As(cause, &ae) {
 		return ae
 	}
+	// A limit of the whole request (FetchAll) stopped this download.
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, errAborted):
+		e := apierr.Invalid(param, "Another image of the request could not be fetched.")
+		e.Err = errors.Join(errAborted, cause)
+		return e
+	case errors.Is(c, errTotalTimeout):
+		e := apierr.Invalid(param, "Downloading the images this request names by URL took longer than the %s limit per request (the image from host %q was still arriving).", f.opts.TotalTimeout, host)
+		e.Err = errors.Join(errTotalTimeout, cause)
+		return e
+	}
 	// The caller's own context ending is not the image's fault.
 	if c := context.Cause(ctx); c != nil && !errors.Is(c, errTimeout) && !errors.Is(c, context.DeadlineExceeded) {
 		if errors.Is(c, apierr.ErrShuttingDown) {
@@ -53,6 +64,8 @@ func (f *Fetcher) fail(ctx context.Context, host string, cause error) *apierr.Er
 		msg = fmt.Sprintf("The file at host %q is not a supported image; use JPEG, PNG, GIF or WebP.", host)
 	case errors.Is(cause, errSniffMismatch):
 		msg = fmt.Sprintf("The file at host %q is not a JPEG, PNG, GIF or WebP image, whatever its Content-Type says.", host)
+	case errors.Is(cause, errTotalTooLarge):
+		msg = fmt.Sprintf("The images this request names by URL add up to more than the %d-byte limit per request (passed while downloading from host %q).", f.opts.MaxTotalBytes, host)
 	case errors.Is(cause, errTooLarge):
 		msg = fmt.Sprintf("The image at host %q is larger than the %d-byte limit.", host, f.opts.MaxBytes)
 	case errors.Is(context.Cause(ctx), errTimeout) || errors.Is(cause, context.DeadlineExceeded) ||

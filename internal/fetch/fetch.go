@@ -6,7 +6,10 @@
 // IP address at dial time, so DNS rebinding, redirects and names that resolve
 // to internal addresses are all covered. Proxies from the environment are
 // ignored. Size and time are bounded while downloading, and the body must
-// really be a JPEG, PNG, GIF or WebP image.
+// really be a JPEG, PNG, GIF or WebP image. FetchAll downloads the images
+// of one request under limits for the request as a whole (how many, how
+// many bytes together, how long for all), so a client cannot make the
+// gateway download without end on its behalf.
 package fetch
 
 import (
@@ -28,15 +31,31 @@ const (
 	DefaultTimeout      = 10 * time.Second
 	DefaultMaxRedirects = 3
 	DefaultUserAgent    = "modelgate-image-fetch/1"
+
+	// The per-request limits of FetchAll. 16 images cover honest
+	// multi-image prompts (pages of a document, a few photos to compare);
+	// 32 MiB is above the 20 MB Gemini accepts inline in one request, so
+	// it never refuses what the vendor would take; 30 s is three slow
+	// images' worth of the per-image timeout, downloaded 4 at a time.
+	DefaultMaxImages     = 16
+	DefaultMaxTotalBytes = 32 << 20
+	DefaultTotalTimeout  = 30 * time.Second
+	DefaultParallel      = 4
 )
 
 // Options configures a Fetcher. Zero fields take the defaults above.
 type Options struct {
-	MaxBytes     int64         // default 20 MiB
-	Timeout      time.Duration // whole fetch, default 10s
+	MaxBytes     int64         // one image, default 20 MiB
+	Timeout      time.Duration // one image's whole fetch, default 10s
 	MaxRedirects int           // default 3
 	AllowPrivate bool          // tests only: allow loopback/private targets (httptest servers)
 	UserAgent    string
+
+	// Limits of one request's images, applied by FetchAll.
+	MaxImages     int           // image URLs downloaded per request, default 16; negative: none
+	MaxTotalBytes int64         // their bytes together, default 32 MiB
+	TotalTimeout  time.Duration // all of them together, default 30s
+	Parallel      int           // downloads at once per request, default 4
 }
 
 // Fetcher downloads images. It is safe for concurrent use and keeps a
@@ -63,6 +82,18 @@ func New(o Options) *Fetcher {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
+	}
+	if o.MaxImages == 0 {
+		o.MaxImages = DefaultMaxImages
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if o.TotalTimeout <= 0 {
+		o.TotalTimeout = DefaultTotalTimeout
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
 	}
 	f := &Fetcher{opts: o, allowPrivate: o.AllowPrivate,
 		dialBlocked: func(ap netip.AddrPort) bool { return blocked(ap.Addr()) }}
@@ -109,6 +140,12 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 // or the shutdown error. mimeType is the sniffed type, one of image/jpeg,
 // image/png, image/gif, image/webp.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (mimeType string, data []byte, err error) {
+	return f.fetch(ctx, rawURL, nil)
+}
+
+// fetch is Fetch, with the body charged to a request's byte budget when b
+// is not nil.
+func (f *Fetcher) fetch(ctx context.Context, rawURL string, b *budget) (mimeType string, data []byte, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", nil, invalidURL(err)
@@ -124,15 +161,16 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (mimeType string, da
 	}
 	req.Header.Set("User-Agent", f.opts.UserAgent)
 	req.Header.Set("Accept", "image/jpeg, image/png, image/gif, image/webp")
-	mimeType, data, err = f.do(req)
+	mimeType, data, err = f.do(req, b)
 	if err != nil {
 		return "", nil, f.fail(ctx, u.Host, err)
 	}
 	return mimeType, data, nil
 }
 
-// do sends req and validates the response.
-func (f *Fetcher) do(req *http.Request) (string, []byte, error) {
+// do sends req and validates the response; the body is charged to b
+// (when not nil) as it arrives.
+func (f *Fetcher) do(req *http.Request, b *budget) (string, []byte, error) {
 	resp, err := f.client.Do(req)
 	if err != nil {
 		return "", nil, err
@@ -148,7 +186,14 @@ func (f *Fetcher) do(req *http.Request) (string, []byte, error) {
 	if resp.ContentLength > f.opts.MaxBytes {
 		return "", nil, errTooLarge
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, f.opts.MaxBytes+1))
+	var body io.Reader = resp.Body
+	if b != nil {
+		if resp.ContentLength > b.left.Load() {
+			return "", nil, errTotalTooLarge
+		}
+		body = &charged{r: resp.Body, b: b}
+	}
+	data, err := io.ReadAll(io.LimitReader(body, f.opts.MaxBytes+1))
 	if err != nil {
 		return "", nil, err
 	}

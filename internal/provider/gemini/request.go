@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -26,7 +26,8 @@ var thinkingBudgets = map[string]int64{"none": 0, "minimal": 512, "low": 1024, "
 // *apierr.Error for the client (400 for what Gemini cannot take).
 func (c *Client) translate(ctx context.Context, in *oaiwire.Request, maxOutput int64) (*genRequest, error) {
 	out := &genRequest{}
-	if err := c.messages(ctx, in.Messages, out); err != nil {
+	var images imageQueue
+	if err := c.messages(in.Messages, out, &images); err != nil {
 		return nil, err
 	}
 	if err := tools(in, out); err != nil {
@@ -37,13 +38,19 @@ func (c *Client) translate(ctx context.Context, in *oaiwire.Request, maxOutput i
 		return nil, err
 	}
 	out.GenerationConfig = gc
+	// Image URLs are downloaded last, once the rest of the request is
+	// known to be acceptable.
+	if err := c.fetchImages(ctx, &images); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
 // messages fills contents and systemInstruction. System and developer
 // messages, wherever they appear, join the system instruction; consecutive
 // turns of one role merge, since Gemini wants user and model to alternate.
-func (c *Client) messages(ctx context.Context, msgs []oaiwire.Message, out *genRequest) error {
+// Image URLs join q, to be downloaded together.
+func (c *Client) messages(msgs []oaiwire.Message, out *genRequest, q *imageQueue) error {
 	names := map[string]string{} // tool_call_id → function name
 	add := func(role string, parts []part) {
 		if len(parts) == 0 {
@@ -55,7 +62,7 @@ func (c *Client) messages(ctx context.Context, msgs []oaiwire.Message, out *genR
 		}
 		out.Contents = append(out.Contents, content{Role: role, Parts: parts})
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		switch m.Role {
 		case "system", "developer":
 			for _, p := range m.Content.Parts {
@@ -70,7 +77,7 @@ func (c *Client) messages(ctx context.Context, msgs []oaiwire.Message, out *genR
 				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, part{Text: t})
 			}
 		case "user":
-			parts, err := c.userParts(ctx, m.Content)
+			parts, err := c.userParts(m.Content, i, q)
 			if err != nil {
 				return err
 			}
@@ -111,8 +118,9 @@ func toolResult(s string) json.RawMessage {
 	return b
 }
 
-// userParts turns user content into text and inline image parts.
-func (c *Client) userParts(ctx context.Context, ct oaiwire.Content) ([]part, error) {
+// userParts turns user content (of message i) into text and inline image
+// parts; the data of image URLs arrives later, through q.
+func (c *Client) userParts(ct oaiwire.Content, i int, q *imageQueue) ([]part, error) {
 	if ct.Text != nil {
 		if *ct.Text == "" {
 			return nil, nil
@@ -120,7 +128,7 @@ func (c *Client) userParts(ctx context.Context, ct oaiwire.Content) ([]part, err
 		return []part{{Text: *ct.Text}}, nil
 	}
 	var parts []part
-	for _, p := range ct.Parts {
+	for j, p := range ct.Parts {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
@@ -130,7 +138,7 @@ func (c *Client) userParts(ctx context.Context, ct oaiwire.Content) ([]part, err
 			if p.ImageURL == nil || p.ImageURL.URL == "" {
 				return nil, apierr.Invalid("messages", "An image_url part needs a url.")
 			}
-			b, err := c.image(ctx, p.ImageURL.URL)
+			b, err := c.image(p.ImageURL.URL, fmt.Sprintf("messages[%d].content[%d].image_url.url", i, j), q)
 			if err != nil {
 				return nil, err
 			}
@@ -143,8 +151,8 @@ func (c *Client) userParts(ctx context.Context, ct oaiwire.Content) ([]part, err
 }
 
 // image resolves an image URL to inline data: data: URLs are split, http(s)
-// URLs downloaded through the fetcher.
-func (c *Client) image(ctx context.Context, u string) (*blob, error) {
+// URLs queued on q for the fetcher (param names the URL in the request).
+func (c *Client) image(u, param string, q *imageQueue) (*blob, error) {
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		mt, isB64 := strings.CutSuffix(meta, ";base64")
@@ -165,23 +173,7 @@ func (c *Client) image(ctx context.Context, u string) (*blob, error) {
 	if c.fetcher == nil {
 		return nil, apierr.Invalid("messages", "This Gemini provider cannot fetch image URLs; send the image as a data: URL.")
 	}
-	mt, data, err := c.fetcher.Fetch(ctx, u)
-	if err != nil {
-		var ae *apierr.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		e := apierr.Invalid("messages", "The image at the given URL could not be downloaded.")
-		e.Err = err
-		return nil, e
-	}
-	if !strings.HasPrefix(mt, "image/") {
-		return nil, apierr.Invalid("messages", "The URL did not lead to an image (got %q).", mt)
-	}
-	if !imageTypes[mt] {
-		return nil, apierr.Invalid("messages", "Gemini takes PNG, JPEG, WebP, HEIC and HEIF images, not %q.", mt)
-	}
-	return &blob{MIMEType: mt, Data: base64.StdEncoding.EncodeToString(data)}, nil
+	return q.add(u, param), nil
 }
 
 // assistantParts turns an assistant message into model parts and records
