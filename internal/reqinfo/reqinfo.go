@@ -24,6 +24,7 @@ type Info struct {
 	Status    int    // final status as the client saw it (499 if it left)
 	ErrCode   string // OpenAI error code, empty on success
 	ErrDetail string // the cause, for the log only
+	Remote    string // the client's address (RemoteAddr), for the refused-request log
 }
 
 type ctxKey struct{}

@@ -117,8 +117,16 @@ type Keys interface {
 type Usage interface {
 	// InsertUsage writes a batch in one transaction; records whose RequestID
 	// already exists are skipped, so a retried batch is never counted twice.
+	// A record whose charge the ledger already holds (its row was purged,
+	// then a crash journal replayed it) is stored without charging again.
 	InsertUsage(ctx context.Context, recs []UsageRecord) error
 	ListUsage(ctx context.Context, f UsageFilter) ([]UsageRecord, error)
+	// PurgeUsage deletes at most limit records whose Time is before before
+	// (oldest first) and returns how many it deleted; callers repeat it
+	// until it returns less than limit, so no transaction grows large. It
+	// never touches the ledger, balances or spent amounts: usage records
+	// have a retention, money does not. limit must be positive.
+	PurgeUsage(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // LedgerKind says why a balance changed.

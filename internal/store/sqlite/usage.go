@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -53,6 +54,10 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 			delete(inserted, r.RequestID)
 			charged = append(charged, r)
 		}
+		charged, err := unposted(ctx, tx, charged)
+		if err != nil {
+			return err
+		}
 		return chargeBatch(ctx, tx, charged)
 	})
 	return wrap("insert usage", err)
@@ -90,6 +95,81 @@ func insertUsageRows(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, 
 		inserted[id] = true
 	}
 	return rows.Err()
+}
+
+// unposted drops the records whose charge the ledger already holds. A
+// record stored again after PurgeUsage deleted it (a crash journal replayed
+// long after the fact) is new to usage_records but not to the ledger; its
+// charge must not be posted twice, nor make the batch fail on the ledger's
+// unique ref and be retried forever.
+func unposted(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) ([]store.UsageRecord, error) {
+	if len(recs) == 0 {
+		return recs, nil
+	}
+	const chunk = 500 // ids per statement
+	var posted map[string]bool
+	args := make([]any, 0, min(len(recs), chunk))
+	for i := 0; i < len(recs); i += chunk {
+		part := recs[i:min(i+chunk, len(recs))]
+		args = args[:0]
+		for _, r := range part {
+			args = append(args, r.RequestID)
+		}
+		q := `SELECT ref FROM ledger WHERE kind = 'charge' AND ref IN (?` + strings.Repeat(`, ?`, len(part)-1) + `)`
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var ref string
+			if err := rows.Scan(&ref); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if posted == nil {
+				posted = map[string]bool{}
+			}
+			posted[ref] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(posted) == 0 {
+		return recs, nil
+	}
+	out := make([]store.UsageRecord, 0, len(recs)-len(posted))
+	for _, r := range recs {
+		if !posted[r.RequestID] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// PurgeUsage deletes at most limit of the oldest records whose time is
+// before before, in one short write transaction that walks the time index
+// (usage_records_time); the ledger and balances are not touched.
+func (s *Store) PurgeUsage(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, fmt.Errorf("sqlite: purge usage: limit must be positive, got %d", limit)
+	}
+	var n int64
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM usage_records WHERE rowid IN
+			(SELECT rowid FROM usage_records WHERE time < ? ORDER BY time LIMIT ?)`, toMicros(before), limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, wrap("purge usage", err)
+	}
+	return int(n), nil
 }
 
 // ListUsage returns the records f selects, newest first (ties broken by

@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Keys", func(t *testing.T) { testKeys(t, newStore) })
 	t.Run("RevokeKey", func(t *testing.T) { testRevokeKey(t, newStore) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, newStore) })
+	t.Run("PurgeUsage", func(t *testing.T) { testPurgeUsage(t, newStore) })
 	t.Run("Bootstrap", func(t *testing.T) { testBootstrap(t, newStore) })
 	t.Run("Ledger", func(t *testing.T) { testLedger(t, newStore) })
 	t.Run("Holds", func(t *testing.T) { testHolds(t, newStore) })
