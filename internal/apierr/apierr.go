@@ -38,6 +38,9 @@ const (
 	CodeUpstreamAuth        = "upstream_auth_failed"
 	CodeBadUpstreamResponse = "bad_upstream_response"
 	CodeClientClosed        = "client_closed_request"
+	CodeClientTooSlow       = "client_too_slow" // recorded (499), never sent: the client took nothing for write_timeout
+	CodeRequestTimeout      = "request_timeout" // 408: the body did not arrive within read_timeout
+	CodeServerBusy          = "server_busy"     // 503: the request-body memory budget is spent
 	CodeShuttingDown        = "shutting_down"
 	CodeInsufficientQuota   = "insufficient_quota"
 	CodeContextLength       = "context_length_exceeded"

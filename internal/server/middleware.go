@@ -23,6 +23,13 @@ type Options struct {
 	Logger      *slog.Logger
 	LogRequests bool
 	Now         func() time.Time
+
+	// ReadTimeout is how long a request body may take to arrive after the
+	// request's headers (0: no limit); see body.go.
+	ReadTimeout time.Duration
+	// BodyMemory bounds the request-body bytes held in memory at once,
+	// across all requests (0: no bound); see HoldBody.
+	BodyMemory int64
 }
 
 // tracker counts in-flight requests so shutdown can wait for them.
@@ -51,11 +58,13 @@ func NewRequestID(now time.Time) string {
 type recorder struct {
 	http.ResponseWriter
 	status int
+	body   *bodyState
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		r.closeIfBodyFailed()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -63,8 +72,17 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+		r.closeIfBodyFailed()
 	}
 	return r.ResponseWriter.Write(b)
+}
+
+// closeIfBodyFailed asks net/http to close the connection after a body
+// that timed out or was refused: the rest of it may still be on the wire.
+func (r *recorder) closeIfBodyFailed() {
+	if r.body != nil && r.body.closeConn.Load() {
+		r.Header().Set("Connection", "close")
+	}
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -81,7 +99,7 @@ func (r *recorder) FlushError() error {
 // Flush is here for code that type-asserts http.Flusher.
 func (r *recorder) Flush() { _ = r.FlushError() }
 
-func wrap(next http.Handler, o Options, t *tracker) http.Handler {
+func wrap(next http.Handler, o Options, t *tracker, b *budget) http.Handler {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -94,10 +112,13 @@ func wrap(next http.Handler, o Options, t *tracker) http.Handler {
 		t.wg.Add(1)
 		defer t.wg.Done()
 		start := now()
-		info := &reqinfo.Info{ID: NewRequestID(start), Start: start}
+		info := &reqinfo.Info{ID: NewRequestID(start), Start: start, Remote: r.RemoteAddr}
 		w.Header().Set("X-Request-Id", info.ID)
-		rec := &recorder{ResponseWriter: w}
-		r = r.WithContext(reqinfo.With(r.Context(), info))
+		body := newBodyState(b)
+		defer body.release()
+		r = r.WithContext(withBodyState(reqinfo.With(r.Context(), info), body))
+		setReadDeadline(w, r, body, o.ReadTimeout)
+		rec := &recorder{ResponseWriter: w, body: body}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {

@@ -16,6 +16,7 @@ import (
 type Server struct {
 	http  *http.Server
 	t     *tracker
+	mem   *budget
 	drain time.Duration
 	log   *slog.Logger
 	abort func() // cancels every request's context after the drain period
@@ -27,13 +28,18 @@ func New(h http.Handler, drain time.Duration, o Options) *Server {
 	t := &tracker{}
 	base, cancel := context.WithCancelCause(context.Background())
 	abort := func() { cancel(apierr.ErrShuttingDown) }
-	s := &Server{t: t, drain: drain, log: o.Logger, abort: abort}
+	s := &Server{t: t, mem: &budget{limit: o.BodyMemory}, drain: drain, log: o.Logger, abort: abort}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	// Headers get at most 10 s (slowloris), less when bodies get less.
+	headerTimeout := 10 * time.Second
+	if o.ReadTimeout > 0 && o.ReadTimeout < headerTimeout {
+		headerTimeout = o.ReadTimeout
+	}
 	s.http = &http.Server{
-		Handler:           wrap(h, o, t),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           wrap(h, o, t, s.mem),
+		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -44,6 +50,10 @@ func New(h http.Handler, drain time.Duration, o Options) *Server {
 
 // Handler is the wrapped handler (for tests that use httptest.Server).
 func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+// BodyMemoryHeld is how many request-body bytes the requests in flight
+// hold against Options.BodyMemory (for tests and metrics).
+func (s *Server) BodyMemoryHeld() int64 { return s.mem.used.Load() }
 
 // Serve answers on ln until ctx is cancelled, then stops accepting, waits
 // up to the drain period for in-flight requests, cancels the rest, and
