@@ -10,7 +10,8 @@ import (
 
 // Call is one upstream exchange bounded by two timers: the whole exchange
 // (streams included) and the longest quiet spell (waiting for headers, or
-// between two body bytes). When one fires, Ctx is cancelled with
+// for the next body bytes; on a stream only while the consumer waits for
+// them, see StreamReader). When one fires, Ctx is cancelled with
 // ErrTotalTimeout or ErrIdleTimeout as its cause, which FromTransport turns
 // into the client's 504. Every adapter runs its requests in one.
 type Call struct {
@@ -44,6 +45,27 @@ func (k *Call) Release() {
 // Reader wraps an upstream body so that every read that brings bytes
 // restarts the idle timer.
 func (k *Call) Reader(r io.Reader) io.Reader { return idleReader{r, k} }
+
+// StreamReader wraps an upstream event stream so that the idle timer runs
+// only while a read waits for the upstream: it is restarted when a read
+// begins and stopped when the read returns. Between reads the consumer holds
+// an event (a relay may be blocked writing it to a slow client) and the
+// upstream is not being asked for anything, so that time is never its
+// silence; a client too slow to take what it is sent is the relay's to end
+// (its write timeout), not the upstream's idle timeout.
+func (k *Call) StreamReader(r io.Reader) io.Reader { return streamReader{r, k} }
+
+type streamReader struct {
+	r io.Reader
+	k *Call
+}
+
+func (r streamReader) Read(p []byte) (int, error) {
+	r.k.idle.Reset(r.k.d)
+	n, err := r.r.Read(p)
+	r.k.idle.Stop()
+	return n, err
+}
 
 type idleReader struct {
 	r io.Reader

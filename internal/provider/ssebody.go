@@ -7,8 +7,11 @@ import (
 )
 
 // SSEBody is an upstream event stream being read: the exchange's timers,
-// the body, and the SSE reader over it (which restarts the idle timer on
-// every byte). Adapters' streams embed it for Buffered and Close.
+// the body, and the SSE reader over it. The idle timer runs only while the
+// reader waits for upstream bytes (see Call.StreamReader): the time a
+// consumer spends with an event, writing it to a slow client, does not
+// count against the upstream. Adapters' streams embed it for Buffered and
+// Close.
 type SSEBody struct {
 	K      *Call
 	Body   io.ReadCloser
@@ -18,7 +21,7 @@ type SSEBody struct {
 
 // NewSSEBody starts reading body, an answer of the exchange k.
 func NewSSEBody(k *Call, body io.ReadCloser) SSEBody {
-	return SSEBody{K: k, Body: body, R: sse.NewReader(k.Reader(body), 0)}
+	return SSEBody{K: k, Body: body, R: sse.NewReader(k.StreamReader(body), 0)}
 }
 
 // Closed reports whether Close has run.

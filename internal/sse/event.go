@@ -9,6 +9,7 @@ func (w *Writer) Event(name string, payload []byte) error {
 	w.buf = append(w.buf, "\ndata: "...)
 	w.buf = append(w.buf, payload...)
 	w.buf = append(w.buf, '\n', '\n')
+	w.arm()
 	_, err := w.w.Write(w.buf)
 	return err
 }
