@@ -52,6 +52,7 @@ type App struct {
 	router   *route.Router
 	server   *server.Server
 	sweeper  *imagestore.Sweeper // deletes images whose URLs expired
+	upkeep   *upkeep             // usage retention, refused-request counter (upkeep.go)
 }
 
 // OpenStore opens the configured database (CLI commands share it).
@@ -103,13 +104,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
-	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now})
+	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now, Log: o.Logger})
 	images, sweeper, err := newImageStore(cfg, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
 		return nil, err
 	}
 	a.sweeper = sweeper
+	a.upkeep = newUpkeep(cfg, st, o.Logger, o.Now)
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
@@ -123,8 +125,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Log:     o.Logger,
 		Now:     o.Now,
 		Images:  images,
+		Refused: a.upkeep.refused,
 
-		Responses: st,
+		Responses:    st,
+		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -134,7 +138,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	h.Routes(mux)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
-		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now})
+		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
+			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory})
 	return a, nil
 }
 
@@ -173,11 +178,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	go func() { a.publishHolds(hctx); close(holdsDone) }()
 	sweepDone := make(chan struct{})
 	go func() { _ = a.sweeper.Run(hctx); close(sweepDone) }()
+	upkeepDone := a.upkeep.start(hctx)
 
 	serveErr := a.server.Serve(ctx, ln)
 	stopHolds()
 	<-holdsDone
 	<-sweepDone
+	upkeepDone()
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"sort"
+	"strings"
 
 	"github.com/modelgate/modelgate/internal/apikey"
 	"github.com/modelgate/modelgate/internal/store"
@@ -46,7 +48,8 @@ func (a *App) Bootstrap(ctx context.Context, listen string) error {
 	if !created {
 		return nil
 	}
-	a.log.Info("first start: created account and API key", "account", acct.Name, "key", key.ID, "group", group)
+	a.log.Info("first start: created account and API key; the key is printed once on stdout, never in the log",
+		"account", acct.Name, "key", key.ID, "group", group)
 	model := "demo-chat"
 	if ms := a.router.Models(); len(ms) > 0 {
 		model = ms[0].ID
@@ -54,19 +57,29 @@ func (a *App) Bootstrap(ctx context.Context, listen string) error {
 			model = "demo-chat"
 		}
 	}
-	_, err = fmt.Fprintf(a.out, `
-First start: created account %q and an API key for group %q.
-It is shown only this once; keep it somewhere safe:
+	_, err = io.WriteString(a.out, firstKeyBlock(acct.Name, group, secret, listen, model))
+	return err
+}
 
-    %s
+// firstKeyBlock is the first-start message: one block, framed by rule
+// lines and written in one piece to Options.Out (stdout), never through
+// the logger, so it cannot end up inside a log record and, on a terminal
+// or a stream shared with JSON log lines, stands apart from them: every
+// line between the rules is the block's, every line outside them a log
+// line.
+func firstKeyBlock(account, group, secret, listen, model string) string {
+	return fmt.Sprintf(`%[6]s modelgate: first start %[6]s
+Created account %[1]q and an API key for group %[2]q.
+The key is shown only this once and is never logged; keep it somewhere safe:
+
+    %[3]s
 
 Try it:
 
-    curl http://%s/v1/chat/completions \
-      -H "Authorization: Bearer %s" \
+    curl http://%[4]s/v1/chat/completions \
+      -H "Authorization: Bearer %[3]s" \
       -H "Content-Type: application/json" \
-      -d '{"model": "%s", "messages": [{"role": "user", "content": "Hello!"}]}'
-
-`, acct.Name, group, secret, listen, secret, model)
-	return err
+      -d '{"model": "%[5]s", "messages": [{"role": "user", "content": "Hello!"}]}'
+%[7]s
+`, account, group, secret, listen, model, strings.Repeat("=", 24), strings.Repeat("=", 72))
 }

@@ -138,18 +138,22 @@ func TestImageURLSignatures(t *testing.T) {
 	if resp, err := http.Head(urls[0]); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("head: %v %v", resp, err)
 	}
-	// Every fetch left a usage record without an account.
-	n := 0
+	// A link needs no key, so no fetch left a usage record (there is no
+	// account to bill or show it to); the refused ones were counted.
 	for _, r := range g.usage() {
 		if r.Endpoint == "images.files" {
-			n++
-			if r.AccountID != "" || r.Cost != 0 {
-				t.Errorf("file record %+v", r)
-			}
+			t.Errorf("file record %+v", r)
 		}
 	}
-	if n != len(tests)+2 {
-		t.Errorf("%d file records, want %d", n, len(tests)+2)
+	want := map[string]uint64{"invalid_signature": 4, "url_expired": 1, "not_found": 3}
+	got := g.app.Refused().Counts()
+	for reason, n := range want {
+		if got[reason] != n {
+			t.Errorf("refused %s: %d, want %d (all: %v)", reason, got[reason], n, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("refused counts %v, want %v", got, want)
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// Every request, successful or not, leaves exactly one usage record whose
-// request id is the X-Request-Id the client saw.
+// Every authenticated request, successful or not, leaves exactly one usage
+// record whose request id is the X-Request-Id the client saw; requests
+// without an authenticated key leave none and are counted as refused.
 func TestUsageRecords(t *testing.T) {
 	g := startGateway(t)
 	ctx := context.Background()
@@ -80,6 +81,8 @@ func TestUsageRecords(t *testing.T) {
 	}
 
 	recs := g.usage()
+	anon := all[concurrent+4:] // the revoked key, the unknown path, the wrong method
+	all = all[:concurrent+4]
 	byID := map[string]store.UsageRecord{}
 	for _, r := range recs {
 		if _, dup := byID[r.RequestID]; dup {
@@ -112,13 +115,15 @@ func TestUsageRecords(t *testing.T) {
 	if r := byID[all[concurrent+2].id]; r.ErrorCode != "upstream_error" || r.Status != 502 {
 		t.Errorf("failed record %+v", r)
 	}
-	if r := byID[all[concurrent+4].id]; r.ErrorCode != "invalid_api_key" || r.KeyID != "" {
-		t.Errorf("unauthenticated record %+v", r)
-	}
-	for _, s := range all[concurrent+5:] {
-		if r := byID[s.id]; r.Endpoint != "unknown" || r.Status != s.status {
-			t.Errorf("record for an unknown route %+v", r)
+	for _, s := range anon {
+		if r, ok := byID[s.id]; ok {
+			t.Errorf("a request without an authenticated key left a record %+v", r)
 		}
+	}
+	want := map[string]uint64{"invalid_api_key": 1, "not_found": 1, "method_not_allowed": 1}
+	if got := g.app.Refused().Counts(); len(got) != len(want) || got["invalid_api_key"] != 1 ||
+		got["not_found"] != 1 || got["method_not_allowed"] != 1 {
+		t.Errorf("refused counts %v, want %v", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -41,16 +43,21 @@ type charge struct {
 }
 
 // admit prices the request, refuses prompts that cannot fit the model's
-// context window, and reserves the most the request can cost.
-func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream string, body []byte, params chatParams) (*charge, error) {
+// context window, and reserves the most the request can cost: its prompt
+// (bounded from above) and the largest output the upstream request allows,
+// after the adapter's own adjustments (see outputBound). It sets the
+// request's MaxOutput from the catalog.
+func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params chatParams) (*charge, error) {
 	b := h.Billing
 	if b == nil {
 		return nil, nil
 	}
+	public, upstream, body := req.PublicModel, req.UpstreamModel, req.Body
 	mp, ok := b.Prices(public, upstream)
 	if !ok || (!mp.Free && !mp.Priced) {
 		return nil, h.notPriced(public, upstream)
 	}
+	req.MaxOutput = mp.MaxOutput
 	c := &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer), body: body,
 		payer: billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}}
 	counter := c.tok
@@ -83,23 +90,13 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 	if mp.Free {
 		return c, nil
 	}
-	out := params.MaxCompletionTokens
-	if out == 0 {
-		out = params.MaxTokens
-	}
-	if out == 0 {
-		out = mp.MaxOutput
-	}
-	if out == 0 {
-		out = billing.DefaultMaxOutput
-	}
-	out *= max(params.N, 1)
+	out := outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens)) * max(params.N, 1)
 	payer := c.payer
 	// First try the cheap upper bound (every prompt token is at least one
 	// byte); only when the balance cannot cover that, count the prompt.
-	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
+	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: promptBound(body), Completion: out}, c.ratio)
 	if err == nil {
-		c.hold, err = b.Reserver.Reserve(ctx, payer, amount)
+		c.hold, err = b.Reserver.Reserve(ctx, payer, max(amount, 1))
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, terr := promptTokens(counter, body)
@@ -109,15 +106,64 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, public, upstream 
 		if !c.tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
-		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n, Completion: out}, c.ratio)
+		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out}, c.ratio)
 		if err == nil {
-			c.hold, err = b.Reserver.Reserve(ctx, payer, amount)
+			c.hold, err = b.Reserver.Reserve(ctx, payer, max(amount, 1))
 		}
 	}
 	if err != nil {
 		return nil, reserveError(err, amount, "max_tokens")
 	}
 	return c, nil
+}
+
+// outputBound is the most output tokens one choice of the upstream request
+// can make: the adapter's own limit when it sets one (Anthropic sends a
+// max_tokens raised above the thinking budget), else the client's (the
+// larger of max_tokens and max_completion_tokens: a vendor may read
+// either), else outputCeiling.
+func outputBound(mp billing.ModelPrice, c provider.Chatter, req *provider.ChatRequest, client int64) int64 {
+	if ob, ok := c.(provider.OutputBounder); ok {
+		if n := ob.OutputBound(req); n > 0 {
+			return n
+		}
+	}
+	if client > 0 {
+		return client
+	}
+	return outputCeiling(mp)
+}
+
+// outputCeiling is the most output a request that sets no limit can get:
+// the model's published output limit; else its context window, which no
+// answer can exceed (the catalog's assumed output limit is no bound: the
+// vendor's real one may be higher); else the assumed limit, else the
+// default.
+func outputCeiling(mp billing.ModelPrice) int64 {
+	for _, n := range []int64{mp.OutputLimit, mp.ContextWindow, mp.MaxOutput} {
+		if n > 0 {
+			return n
+		}
+	}
+	return billing.DefaultMaxOutput
+}
+
+// imageTokens is what one image of a prompt is reserved as: more than
+// OpenAI (at most 1,105 for a high-detail image), Anthropic (about 1,600
+// for the largest) or Gemini (258) count, since an image sent by URL is
+// only a few bytes of the body.
+const imageTokens = 1600
+
+// imageAllowance is imageTokens for every "image_url" in body (a chat
+// image part names it twice, so it is reserved twice over).
+func imageAllowance(body []byte) int64 {
+	return imageTokens * int64(bytes.Count(body, []byte(`"image_url"`)))
+}
+
+// promptBound is an upper bound of a prompt's tokens: every token is at
+// least one byte of the body, and images are counted by imageAllowance.
+func promptBound(body []byte) int64 {
+	return int64(len(body)) + imageAllowance(body)
 }
 
 // outputLimit refuses a request for more output tokens (n, in param) than
@@ -184,6 +230,7 @@ func (c *charge) reserve(ctx context.Context, amount money.Micros, param string)
 	if c == nil || c.price.Free {
 		return nil
 	}
+	amount = max(amount, 1) // admits only a payer with something left
 	h, err := c.b.Reserver.Reserve(ctx, c.payer, amount)
 	if err != nil {
 		return reserveError(err, amount, param)
@@ -210,14 +257,14 @@ func (c *charge) flatCost(unit money.Micros, count int64) (money.Micros, error) 
 	return billing.Scale(unit, count, c.ratio)
 }
 
-// settleCost charges cost against the reservation and returns it; with
-// no reservation (free model, billing off) it charges nothing.
+// settleCost charges cost against the reservation and returns what was
+// charged (never more than the payer can pay: see billing.Hold.Settle);
+// with no reservation (free model, billing off) it charges nothing.
 func (c *charge) settleCost(cost money.Micros) money.Micros {
 	if c == nil || c.hold == nil {
 		return 0
 	}
-	c.hold.Settle(cost)
-	return cost
+	return c.hold.Settle(cost)
 }
 
 func quota(msg string) *apierr.Error {
@@ -262,8 +309,7 @@ func (c *charge) settleUsage(u *provider.Usage, prompt, completion func() int64,
 	if err != nil {
 		cost = c.hold.Amount()
 	}
-	c.hold.Settle(cost)
-	return cost
+	return c.settleCost(cost)
 }
 
 // release gives the reservation back (the request used nothing billable).

@@ -9,7 +9,6 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
-	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -48,15 +47,12 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Provider, info.Upstream = d.Provider, d.Upstream
-	c, err := h.admit(r.Context(), p, params.Model, d.Upstream, body, params)
+	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
+		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
+	c, err := h.admit(r.Context(), p, d, req, params)
 	if err != nil {
 		h.fail(w, info, err)
 		return
-	}
-	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
-		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
-	if c != nil {
-		req.MaxOutput = c.price.MaxOutput
 	}
 	if params.Stream {
 		h.stream(w, r, info, d, req, c, &out)
@@ -111,7 +107,7 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
-	sw := sse.NewWriter(w)
+	sw := h.eventWriter(w)
 	buffered, _ := st.(provider.Buffered)
 	// Delivered text is counted as it goes (bounded memory), for when the
 	// vendor's usage never comes: the client left, or the vendor sends none.
@@ -134,22 +130,27 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 	}
 	out.usage, _ = st.Usage()
 	if werr != nil {
-		// The client left: it pays for what it was sent, not for the rest.
+		// The client left, or was too slow to take a write: it pays for
+		// what it was sent, not for the rest (see streamend.go).
 		out.usage = provider.Usage{}
 		out.cost = settle(&out.usage, delivered.tokens)
-		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
+		clientEnded(info, werr)
 		return
 	}
 	if err := st.Err(); err != nil {
 		e := apierr.From(err)
-		if e.Status == apierr.StatusClientClosed {
-			// The client left while we waited upstream: as above.
+		switch {
+		case e.Status == apierr.StatusClientClosed || delivered.sent() > 0:
+			// The client left while we waited upstream, or the upstream
+			// ended the stream after content reached the client: either
+			// way the client pays for what it was sent.
 			out.usage = provider.Usage{}
 			out.cost = settle(&out.usage, delivered.tokens)
-		} else {
-			// An upstream failure mid-stream: the gateway absorbs the
-			// partial answer, the client is charged nothing.
-			c.release()
+			if c != nil {
+				hdr.Set(costHeader, out.cost.String())
+			}
+		default:
+			c.release() // nothing billable reached the client
 		}
 		info.Status, info.ErrCode = e.Status, e.Code
 		if e.Err != nil {
@@ -170,12 +171,20 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 	_ = sw.Flush()
 }
 
-// record leaves the usage record of the request, whatever happened.
+// record leaves the usage record of the request, whatever happened, once
+// its key was authenticated. A request that ends without an account (no
+// key or a bad one, an unknown path, a wrong method, a signed image link)
+// is nobody's to bill or show, and anyone can send any number of them: it
+// is counted by reason instead (see refuse), so it cannot grow the database.
 func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	end := h.now()
 	status := info.Status
 	if status == 0 {
 		status = http.StatusOK
+	}
+	if info.AccountID == "" {
+		h.refuse(info, status)
+		return
 	}
 	h.Usage.Record(store.UsageRecord{
 		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,

@@ -64,15 +64,13 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 	case params.HasMaxTokens:
 	case !passthrough:
 		out = completechat.DefaultMaxTokens
-	case c.price.MaxOutput > 0:
-		out = c.price.MaxOutput
 	default:
-		out = billing.DefaultMaxOutput
+		out = outputCeiling(c.price) // the vendor's default applies: not every vendor's is 16
 	}
 	out = completionMul(completionMul(out, max(params.N, params.BestOf, 1)), params.Prompts)
 	amount, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
 	if err == nil {
-		c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, amount)
+		c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, max(amount, 1))
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, _ := countPrompts(counter, params.Prompt)
@@ -81,7 +79,7 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 		}
 		amount, err = billing.Cost(c.price.Price, billing.Tokens{Prompt: n, Completion: out}, c.ratio)
 		if err == nil {
-			c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, amount)
+			c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, max(amount, 1))
 		}
 	}
 	if err != nil {

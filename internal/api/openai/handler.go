@@ -1,6 +1,7 @@
 // Package openai serves the gateway's OpenAI-compatible /v1 API: it
 // authenticates, validates, routes to a provider, streams the answer back
-// event by event, and leaves a usage record for every request.
+// event by event, and leaves a usage record for every request whose key it
+// authenticated (the others are only counted, see Handler.Refused).
 package openai
 
 import (
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -18,6 +20,7 @@ import (
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -29,6 +32,12 @@ type Authenticator interface {
 // Recorder takes usage records off the hot path (usage.Recorder has it).
 type Recorder interface {
 	Record(store.UsageRecord)
+}
+
+// Refusals counts the requests that end without an authenticated account
+// (refused.Counter has it); they leave no usage record.
+type Refusals interface {
+	Add(reason, remote string)
 }
 
 // Handler serves /v1. All fields are required except Log and Now.
@@ -46,9 +55,18 @@ type Handler struct {
 	// (nil: such requests fail; b64_json still works).
 	Images *imagestore.Store
 
+	// Refused counts the requests that end without an authenticated
+	// account, by error code (nil: they are not counted).
+	Refused Refusals
+
 	// Responses records which account created each vendor-stored response
 	// (nil: nothing is recorded and no stored response can be read).
 	Responses store.Responses
+
+	// WriteTimeout bounds how long one write (or flush) of a stream may
+	// block on a client that does not read; the stream then ends as
+	// client_too_slow and the client pays for what it was sent (0: no bound).
+	WriteTimeout time.Duration
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.
@@ -111,6 +129,20 @@ func (h *Handler) authenticate(r *http.Request, info *reqinfo.Info) (gate.Princi
 	return p, nil
 }
 
+// refuse counts a request that ended without an authenticated account
+// (see record). Only failures count: a download of a signed image link
+// needs no key and is no refusal.
+func (h *Handler) refuse(info *reqinfo.Info, status int) {
+	if h.Refused == nil || status < http.StatusBadRequest {
+		return
+	}
+	reason := info.ErrCode
+	if reason == "" {
+		reason = "http_" + strconv.Itoa(status)
+	}
+	h.Refused.Add(reason, info.Remote)
+}
+
 // readJSON reads a JSON request body within the size limit.
 func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -127,16 +159,15 @@ func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	if r.ContentLength > h.MaxBody {
 		return nil, tooLarge(h.MaxBody)
 	}
-	size := r.ContentLength
-	if size < 0 {
-		size = 4096
-	}
-	buf := make([]byte, 0, size+1)
-	body, err := readAll(http.MaxBytesReader(w, r.Body, h.MaxBody), buf)
+	body, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, h.MaxBody), r.ContentLength, h.MaxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ae *apierr.Error
+		switch {
+		case errors.As(err, &mbe):
 			return nil, tooLarge(h.MaxBody)
+		case errors.As(err, &ae): // 408 from the server's read deadline, 503 from its memory budget
+			return nil, ae
 		}
 		return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeInvalidRequest,
 			Message: "The request body could not be read.", Err: err}
@@ -144,10 +175,40 @@ func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return body, nil
 }
 
-func readAll(r io.Reader, b []byte) ([]byte, error) {
+// firstBodyBuffer is the buffer a body of unknown or large size starts in.
+const firstBodyBuffer = 16 << 10
+
+// readBody reads r (which stops at limit) whole. The buffer grows with the
+// bytes that arrive, doubling, never from what Content-Length (declared,
+// -1 when unknown) announces: a client that declares 20 MB and sends one
+// byte costs 16 KiB. The declared size only trims the last growth so an
+// honest body ends in a buffer of its size. Every growth is held against
+// the server's body memory budget first (server.HoldBody).
+func readBody(ctx context.Context, r io.Reader, declared, limit int64) ([]byte, error) {
+	size := int64(firstBodyBuffer)
+	if declared >= 0 && declared+1 < size {
+		size = declared + 1 // +1: room to see the end
+	}
+	if err := server.HoldBody(ctx, size); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, size)
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			next := 2 * int64(cap(b))
+			if declared >= int64(len(b)) && declared+1 < next {
+				next = declared + 1
+			}
+			next = min(next, limit+1)
+			if next <= int64(cap(b)) { // cannot happen: r stops at limit
+				next = int64(cap(b)) + firstBodyBuffer
+			}
+			if err := server.HoldBody(ctx, next-int64(cap(b))); err != nil {
+				return nil, err
+			}
+			nb := make([]byte, len(b), next)
+			copy(nb, b)
+			b = nb
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

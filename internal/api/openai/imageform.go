@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/server"
 )
 
 // Limits of an edit upload. Files are counted as they stream in, so an
@@ -113,9 +115,9 @@ func (h *Handler) readEditForm(w http.ResponseWriter, r *http.Request) (*editFor
 		case isFile && knownEditField(name):
 			return form, apierr.Invalid(name, "'%s' must be a text field, not a file.", name)
 		case isFile:
-			err = form.readFile(p, limit)
+			err = form.readFile(r.Context(), p, limit)
 		default:
-			err = form.readField(p, limit)
+			err = form.readField(r.Context(), p, limit)
 		}
 		if err != nil {
 			return form, err
@@ -137,8 +139,8 @@ func knownEditField(name string) bool {
 // formParam is the spec's parameter name of a form field.
 func formParam(field string) string { return strings.TrimSuffix(field, "[]") }
 
-func (f *editForm) readField(p *multipart.Part, limit int64) error {
-	b, err := io.ReadAll(io.LimitReader(p, maxEditField+1))
+func (f *editForm) readField(ctx context.Context, p *multipart.Part, limit int64) error {
+	b, err := io.ReadAll(io.LimitReader(heldReader{ctx, p}, maxEditField+1))
 	if err != nil {
 		return imageFormError(p.FormName(), limit, err)
 	}
@@ -156,13 +158,14 @@ func (f *editForm) readField(p *multipart.Part, limit int64) error {
 }
 
 // readFile holds one file part, refusing it as soon as it is not an image
-// or passes maxEditFile.
-func (f *editForm) readFile(p *multipart.Part, limit int64) error {
+// or passes maxEditFile. What stays in memory is held against the server's
+// body memory budget as it arrives.
+func (f *editForm) readFile(ctx context.Context, p *multipart.Part, limit int64) error {
 	field := p.FormName()
 	hf := &heldImage{field: field, filename: p.FileName(), declared: p.Header.Get("Content-Type")}
 	f.files = append(f.files, hf)
 	head := make([]byte, 512)
-	n, err := io.ReadFull(p, head)
+	n, err := io.ReadFull(heldReader{ctx, p}, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return imageFormError(field, limit, err)
 	}
@@ -176,7 +179,7 @@ func (f *editForm) readFile(p *multipart.Part, limit int64) error {
 	buf := &bytes.Buffer{}
 	if f.inMem+int64(n) < editMemBudget {
 		buf.Write(hf.head)
-		dst = &imageSpillWriter{buf: buf, left: editMemBudget - f.inMem - int64(n), spill: hf}
+		dst = &imageSpillWriter{ctx: ctx, buf: buf, left: editMemBudget - f.inMem - int64(n), spill: hf}
 	} else {
 		if err := hf.toDisk(hf.head); err != nil {
 			return err
@@ -201,6 +204,7 @@ func (f *editForm) readFile(p *multipart.Part, limit int64) error {
 // imageSpillWriter writes to memory until its budget is spent, then moves
 // what it has to the file's temporary file and continues there.
 type imageSpillWriter struct {
+	ctx   context.Context
 	buf   *bytes.Buffer
 	left  int64
 	spill *heldImage
@@ -211,6 +215,9 @@ func (b *imageSpillWriter) Write(p []byte) (int, error) {
 		return b.spill.disk.Write(p)
 	}
 	if int64(len(p)) <= b.left {
+		if err := server.HoldBody(b.ctx, int64(len(p))); err != nil {
+			return 0, err
+		}
 		b.left -= int64(len(p))
 		return b.buf.Write(p)
 	}

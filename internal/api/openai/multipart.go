@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/server"
 )
 
 // Reading multipart/form-data uploads (audio transcriptions; written to
@@ -78,10 +80,28 @@ func isFilePart(p *multipart.Part) bool {
 	return err == nil && params["filename"] != ""
 }
 
+// heldReader holds every byte it reads against the server's body memory
+// budget (server.HoldBody): it reads the parts of a form that stay in
+// memory; what goes to a temporary file is read without it.
+type heldReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (h heldReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if n > 0 {
+		if herr := server.HoldBody(h.ctx, int64(n)); herr != nil {
+			return 0, herr
+		}
+	}
+	return n, err
+}
+
 // readFormValue reads a text part of at most limit bytes, which must be
 // UTF-8; a longer or binary value is a 400 naming the field.
-func readFormValue(p *multipart.Part, limit int64) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(p, limit+1))
+func readFormValue(ctx context.Context, p *multipart.Part, limit int64) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(heldReader{ctx, p}, limit+1))
 	if err != nil {
 		return "", err
 	}
@@ -107,11 +127,12 @@ type spooled struct {
 }
 
 // spoolPart copies a file part into a spool, refusing it with 413 (naming
-// param) as soon as it passes limit bytes.
-func spoolPart(p *multipart.Part, param string, limit int64) (*spooled, error) {
+// param) as soon as it passes limit bytes. What stays in memory is held
+// against the server's body memory budget as it arrives.
+func spoolPart(ctx context.Context, p *multipart.Part, param string, limit int64) (*spooled, error) {
 	s := &spooled{Name: p.FileName(), ContentType: p.Header.Get("Content-Type")}
 	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(p, spoolMemory+1))
+	n, err := buf.ReadFrom(io.LimitReader(heldReader{ctx, p}, spoolMemory+1))
 	if err != nil {
 		return nil, multipartError(err, param, limit)
 	}

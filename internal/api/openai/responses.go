@@ -79,16 +79,13 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		h.fail(w, info, perr)
 		return
 	}
-	c, err := h.admit(r.Context(), p, req.Model, d.Upstream, tr.Chat, params)
+	creq := &provider.ChatRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: tr.Chat,
+		Stream: req.Stream, IncludeUsage: true}
+	c, err := h.admit(r.Context(), p, d, creq, params)
 	if err != nil {
 		err = renameParams(err)
 		h.fail(w, info, err)
 		return
-	}
-	creq := &provider.ChatRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: tr.Chat,
-		Stream: req.Stream, IncludeUsage: true}
-	if c != nil {
-		creq.MaxOutput = c.price.MaxOutput
 	}
 	id, created := responses.NewID("resp_"), h.now().Unix()
 	if req.Stream {
@@ -157,11 +154,9 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, apierr.Invalid("response_id", "Invalid 'response_id': expected an id like 'resp_...' (letters, digits, '_' and '-')."))
 		return
 	}
-	q := r.URL.Query()
-	model := q.Get("model")
-	q.Del("model")
-	if v := q.Get("stream"); v != "" && v != "false" {
-		h.fail(w, info, apierr.Invalid("stream", "Streaming a stored response again is not supported by the gateway; omit 'stream'."))
+	model, q, err := storedResponseQuery(r.URL.RawQuery) // only what it checked goes upstream
+	if err != nil {
+		h.fail(w, info, err)
 		return
 	}
 	d, rs, err := h.storedResponder(p, model, id)

@@ -76,12 +76,9 @@ func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64)
 		return nil
 	}
 	if maxOut == 0 {
-		maxOut = c.price.MaxOutput
+		maxOut = outputCeiling(c.price)
 	}
-	if maxOut == 0 {
-		maxOut = billing.DefaultMaxOutput
-	}
-	amount, err := c.tokenCost(billing.Tokens{Prompt: int64(len(body)), Completion: maxOut})
+	amount, err := c.tokenCost(billing.Tokens{Prompt: promptBound(body), Completion: maxOut})
 	if err == nil {
 		err = c.reserve(ctx, amount, "max_output_tokens")
 	}
@@ -92,7 +89,7 @@ func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64)
 	if !c.tok.Exact() {
 		n += n / 4 // another vendor's tokenizer may count more
 	}
-	amount, cerr := c.tokenCost(billing.Tokens{Prompt: n, Completion: maxOut})
+	amount, cerr := c.tokenCost(billing.Tokens{Prompt: n + imageAllowance(body), Completion: maxOut})
 	if cerr != nil {
 		return reserveError(cerr, amount, "max_output_tokens")
 	}
@@ -150,10 +147,12 @@ func addOutputText(s *tokenize.Stream, body []byte) {
 
 // nativeStream relays the vendor's event stream event by event, names
 // preserved. Delivered deltas are counted as they go, for a client that
-// leaves before the usage arrives; an upstream failure mid-stream costs
-// nothing and ends the stream with an error event. When stored, the
-// response's owner is recorded as soon as an event shows its id
-// (response.created), before that event is relayed.
+// leaves (or is too slow) before the usage arrives, and for an upstream
+// that breaks the stream off after deltas reached the client, which ends
+// with an error event; either way the client pays for what it was sent
+// (see streamend.go), and a failure before any delta costs nothing. When
+// stored, the response's owner is recorded as soon as an event shows its
+// id (response.created), before that event is relayed.
 func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, rs provider.Responder,
 	req *provider.ResponsesRequest, stored bool, c *charge, out *outcome) {
 	st, err := rs.RespondStream(r.Context(), req)
@@ -211,9 +210,9 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 		out.cost = settleResponses(c, out.usage)
 	}
 	if werr != nil {
-		// The client left: it pays for what it was sent, not for the rest.
+		// The client left, or was too slow: it pays for what it was sent.
 		leftEarly()
-		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
+		clientEnded(info, werr)
 		return
 	}
 	if err := st.Err(); err != nil {
@@ -226,7 +225,12 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 			leftEarly()
 			return
 		}
-		c.release()
+		if count != nil && count.Tokens() > 0 {
+			leftEarly() // deltas reached the client before the vendor broke off
+			w.Header().Set(costHeader, out.cost.String())
+		} else {
+			c.release() // nothing billable reached the client
+		}
 		_ = sw.Event("error", errorEvent(e, seq+1))
 		_ = sw.Flush()
 		return

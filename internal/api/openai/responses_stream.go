@@ -23,7 +23,7 @@ func (h *Handler) startEvents(w http.ResponseWriter, info *reqinfo.Info, billed 
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
-	return sse.NewWriter(w)
+	return h.eventWriter(w)
 }
 
 // writeEvents writes translated events, stopping at the first failure.
@@ -38,9 +38,9 @@ func writeEvents(sw *sse.Writer, evs []responses.Event) error {
 
 // translateStream relays a chat stream as Responses events, chunk by
 // chunk. Billing is chat's: the vendor's usage, else the delivered text
-// counted as it goes; a client that leaves pays for what it was sent; an
-// upstream failure mid-stream costs nothing and ends the stream with
-// response.failed.
+// counted as it goes; a client that leaves (or is too slow) pays for what
+// it was sent, and so does one whose stream the upstream broke off after
+// content reached it, which ends with response.failed (see streamend.go).
 func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment,
 	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *charge, out *outcome) {
 	st, err := d.Chatter.ChatStream(r.Context(), req)
@@ -83,10 +83,10 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		werr = sw.Flush()
 	}
 	if werr != nil {
-		// The client left: it pays for what it was sent, not for the rest.
+		// The client left, or was too slow: it pays for what it was sent.
 		out.usage = provider.Usage{}
 		out.cost = c.settle(&out.usage, delivered.tokens, out)
-		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, werr.Error()
+		clientEnded(info, werr)
 		return
 	}
 	if upstreamErr == nil {
@@ -103,7 +103,17 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 			out.cost = c.settle(&out.usage, delivered.tokens, out)
 			return // nobody to tell
 		}
-		c.release() // the gateway absorbs a partial answer the vendor broke off
+		if delivered.sent() > 0 {
+			// The vendor broke the answer off after content reached the
+			// client: it pays for what it was sent.
+			out.usage = provider.Usage{}
+			out.cost = c.settle(&out.usage, delivered.tokens, out)
+			if c != nil {
+				w.Header().Set(costHeader, out.cost.String())
+			}
+		} else {
+			c.release() // nothing billable reached the client
+		}
 		_ = writeEvents(sw, ts.Fail(e))
 		_ = sw.Flush()
 		return

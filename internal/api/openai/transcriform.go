@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -69,7 +70,7 @@ func readTranscriptionForm(w http.ResponseWriter, r *http.Request) (*transcripti
 			f.close()
 			return nil, multipartError(err, "file", maxAudioFile)
 		}
-		if err := f.part(p, n, seen); err != nil {
+		if err := f.part(r.Context(), p, n, seen); err != nil {
 			f.close()
 			return nil, err
 		}
@@ -82,7 +83,7 @@ func readTranscriptionForm(w http.ResponseWriter, r *http.Request) (*transcripti
 }
 
 // part reads the n-th part of the form.
-func (f *transcriptionForm) part(p *multipart.Part, n int, seen map[string]bool) error {
+func (f *transcriptionForm) part(ctx context.Context, p *multipart.Part, n int, seen map[string]bool) error {
 	name := p.FormName()
 	if n >= maxTranscribeParts {
 		return apierr.Invalid(name, "The form has more than %d fields.", maxTranscribeParts)
@@ -99,7 +100,7 @@ func (f *transcriptionForm) part(p *multipart.Part, n int, seen map[string]bool)
 		if !isFilePart(p) {
 			return apierr.Invalid("file", "The 'file' field must be a file upload (a form part with a filename), not a text value.")
 		}
-		s, err := spoolPart(p, "file", maxAudioFile)
+		s, err := spoolPart(ctx, p, "file", maxAudioFile)
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func (f *transcriptionForm) part(p *multipart.Part, n int, seen map[string]bool)
 	if isFilePart(p) {
 		return apierr.Invalid(name, "Only the 'file' field may be a file upload; '%s' is a file.", name)
 	}
-	v, err := readFormValue(p, maxTranscribeField)
+	v, err := readFormValue(ctx, p, maxTranscribeField)
 	if err != nil {
 		return multipartError(err, name, maxAudioFile)
 	}
