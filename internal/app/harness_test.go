@@ -97,11 +97,7 @@ func startGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 	for _, m := range mutate {
 		m(cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	}
-	g := serveApp(t, cfg, app.Options{Logger: log, Version: "test"})
+	g := serveApp(t, cfg, app.Options{Logger: testLogger(t), Version: "test"})
 	g.upstream = up
 	for _, group := range []string{"default", "basic"} {
 		g.keys[group] = g.createKey(group, false)
@@ -114,13 +110,20 @@ func startGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 // until the test ends.
 func serveApp(t *testing.T, cfg *config.Config, o app.Options) *gateway {
 	t.Helper()
-	a, err := app.New(context.Background(), cfg, o)
-	if err != nil {
-		t.Fatalf("app.New: %v", err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	return serveAppOn(t, cfg, o, ln)
+}
+
+// serveAppOn is serveApp on a listener of the test's making.
+func serveAppOn(t *testing.T, cfg *config.Config, o app.Options, ln net.Listener) *gateway {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, o)
+	if err != nil {
+		_ = ln.Close()
+		t.Fatalf("app.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -135,8 +138,8 @@ func serveApp(t *testing.T, cfg *config.Config, o app.Options) *gateway {
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(30 * time.Second):
-			t.Fatal("gateway did not stop within 30s")
+		case <-time.After(60 * time.Second):
+			t.Fatal("gateway did not stop within 60s")
 			return nil
 		}
 	}
@@ -147,6 +150,14 @@ func serveApp(t *testing.T, cfg *config.Config, o app.Options) *gateway {
 		_ = a.Close()
 	})
 	return g
+}
+
+// testLogger discards the gateway's log, or shows it with -v.
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 type testWriter struct{ t *testing.T }

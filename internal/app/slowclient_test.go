@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -266,7 +265,7 @@ func startFastGateway(t *testing.T, mutate func(*config.Config)) (*gateway, *fas
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := serveAppOn(t, cfg, ln)
+	g := serveAppOn(t, cfg, app.Options{Logger: testLogger(t), Version: "test"}, ln)
 	g.upstream = up
 	return g, fast
 }
@@ -278,44 +277,6 @@ func setBuffer(c syscall.RawConn, opt, size int) error {
 		return err
 	}
 	return serr
-}
-
-// serveAppOn is serveApp on a listener of the test's making.
-func serveAppOn(t *testing.T, cfg *config.Config, ln net.Listener) *gateway {
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	}
-	a, err := app.New(context.Background(), cfg, app.Options{Logger: log, Version: "test"})
-	if err != nil {
-		t.Fatalf("app.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, ln) }()
-	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), app: a, keys: map[string]string{}}
-	g.stop = func() error {
-		if g.stopped {
-			return nil
-		}
-		g.stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(60 * time.Second):
-			t.Fatal("gateway did not stop within 60s")
-			return nil
-		}
-	}
-	t.Cleanup(func() {
-		if err := g.stop(); err != nil {
-			t.Errorf("gateway stopped with error: %v", err)
-		}
-		_ = a.Close()
-	})
-	return g
 }
 
 // slowClient is an HTTP client whose sockets have a small receive buffer
