@@ -187,8 +187,8 @@ func TestBodySlowlorisHeaders(t *testing.T) {
 		}
 	}()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, _ = io.Copy(io.Discard, c) // until the server closes
-	if took := time.Since(start); took > 3*time.Second {
+	_, _ = io.Copy(io.Discard, c)                        // until the server closes
+	if took := time.Since(start); took > 8*time.Second { // the failure mode is open until the 10 s deadline
 		t.Fatalf("a connection sending its headers slowly stayed open %v", took)
 	}
 }

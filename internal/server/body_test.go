@@ -124,7 +124,7 @@ func TestBodyReadTimeout(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestTimeout || code != apierr.CodeRequestTimeout || !resp.Close {
 		t.Fatalf("answer %d %q Close=%v", resp.StatusCode, code, resp.Close)
 	}
-	if took < timeout || took > timeout+2*time.Second {
+	if took < timeout || took > timeout+5*time.Second { // the failure is a connection left open
 		t.Errorf("408 after %v, want about %v", took, timeout)
 	}
 	if !closed(c, rd) {
