@@ -24,12 +24,7 @@ func TestDuration(t *testing.T) {
 	rf64 = append(rf64, fmtChunk(1, 1, 16000, 32000, 2, 16)...)
 	rf64 = append(rf64, append([]byte("data\xff\xff\xff\xff"), make([]byte, 32000)...)...)
 
-	tests := []struct {
-		name string
-		f    Format
-		file []byte
-		want time.Duration
-	}{
+	tests := []durationCase{
 		{"wav pcm 16k mono 1.5s", WAV, pcmWAV(16000, 24000), 1500 * ms},
 		{"wav odd chunk before data", WAV, riff(fmtChunk(1, 2, 8000, 32000, 4, 16), chunk("LIST", []byte("abc")), chunk("data", make([]byte, 16000))), 500 * ms},
 		{"wav compressed with fact", WAV, compressed, 3 * sec},
@@ -57,20 +52,7 @@ func TestDuration(t *testing.T) {
 		{"webm info duration", WebM, webmWithDuration(2500), 2500 * ms},
 		{"webm recorded, blocks walked", WebM, webmRecorded(), 1980 * ms},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Sniff(bytes.NewReader(tc.file), int64(len(tc.file))); got != tc.f {
-				t.Errorf("Sniff = %q, want %q", got, tc.f)
-			}
-			got, err := Duration(bytes.NewReader(tc.file), int64(len(tc.file)), tc.f)
-			if err != nil {
-				t.Fatalf("Duration: %v", err)
-			}
-			if got != tc.want {
-				t.Errorf("Duration = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	checkDurations(t, tests)
 }
 
 func TestDurationUnknown(t *testing.T) {
@@ -159,4 +141,32 @@ func FuzzDuration(f *testing.F) {
 			}
 		}
 	})
+}
+
+// durationCase is a file and the format and duration it must be read as.
+type durationCase struct {
+	name string
+	f    Format
+	file []byte
+	want time.Duration
+}
+
+// checkDurations checks that each file is sniffed as its format and read
+// as its duration.
+func checkDurations(t *testing.T, cases []durationCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Sniff(bytes.NewReader(tc.file), int64(len(tc.file))); got != tc.f {
+				t.Errorf("Sniff = %q, want %q", got, tc.f)
+			}
+			got, err := Duration(bytes.NewReader(tc.file), int64(len(tc.file)), tc.f)
+			if err != nil {
+				t.Fatalf("Duration: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("Duration = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -25,12 +25,7 @@ var mpeg1L3At48 = [4]byte{0xFF, 0xFB, 0x94, 0x00}
 
 // lyingFiles are files whose headers claim less than their frames hold,
 // with what the frames hold. Each was billed from the claim before.
-func lyingFiles() []struct {
-	name string
-	f    Format
-	file []byte
-	want time.Duration
-} {
+func lyingFiles() []durationCase {
 	pcm := pcmWAV(16000, 16000)[44:] // 1 s of samples, no header
 	shortData := riff(fmtChunk(1, 1, 16000, 32000, 2, 16), chunk("data", pcm[:100]))
 	shortData = append(shortData, pcm[100:]...)
@@ -41,12 +36,7 @@ func lyingFiles() []struct {
 	noCount := xingFrame("Xing", 0)
 	binary.BigEndian.PutUint32(noCount[40:], 0) // a Xing tag without a frame count
 
-	return []struct {
-		name string
-		f    Format
-		file []byte
-		want time.Duration
-	}{
+	return []durationCase{
 		{"mp3 xing claims 1 frame", MP3, cat(xingFrame("Xing", 1), mpegFrames(mpeg1L3, 417, 12001, false)), mp3Frames(12001)},
 		{"mp3 vbri claims 1 frame", MP3, cat(vbriFrame(1), mpegFrames(mpeg1L3, 417, 500, false)), mp3Frames(500)},
 		{"mp3 xing without a count", MP3, cat(noCount, mpegFrames(mpeg1L3, 417, 500, false)), mp3Frames(500)},
@@ -77,20 +67,7 @@ func lyingFiles() []struct {
 // TestDurationLyingHeaders: a header that claims less than the file's
 // frames hold is overruled by the frames.
 func TestDurationLyingHeaders(t *testing.T) {
-	for _, tc := range lyingFiles() {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Sniff(bytes.NewReader(tc.file), int64(len(tc.file))); got != tc.f {
-				t.Errorf("Sniff = %q, want %q", got, tc.f)
-			}
-			got, err := Duration(bytes.NewReader(tc.file), int64(len(tc.file)), tc.f)
-			if err != nil {
-				t.Fatalf("Duration: %v", err)
-			}
-			if got != tc.want {
-				t.Errorf("Duration = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	checkDurations(t, lyingFiles())
 }
 
 // TestDurationMP3XingOneFrame is issue 11's file: 313 s of MP3 whose Xing
