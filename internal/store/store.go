@@ -30,6 +30,11 @@ type Account struct {
 	CreatedAt time.Time
 	Balance   money.Micros // filled on reads; always the sum of the account's ledger
 	Spent     money.Micros // filled on reads; total of usage charges
+	// Held is filled on reads: the reservations of the account's open video
+	// tasks (pending or processing), read in the same snapshot as Balance.
+	// They are not in the ledger; what the account can spend is Balance −
+	// Held − what running requests reserve.
+	Held money.Micros
 }
 
 // Key is an API key as stored: only the SHA-256 of the secret is kept.
@@ -46,6 +51,7 @@ type Key struct {
 	ExpiresAt   time.Time    // zero: never expires
 	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
 	Spent       money.Micros // filled on reads: usage charged through this key
+	Held        money.Micros // filled on reads: reservations of the key's open video tasks
 }
 
 // Expired reports whether the key has expired at now.
@@ -219,5 +225,6 @@ type Store interface {
 	Holds
 	Bootstrapper
 	Responses
+	Tasks
 	Close() error
 }

@@ -8,7 +8,13 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-const selectAccount = `SELECT id, name, created_at, balance, spent FROM accounts`
+// selectAccount reads an account with the holds of its open video tasks,
+// summed in the same statement (one snapshot with balance and spent) from
+// the covering partial index video_tasks_open_account.
+const selectAccount = `SELECT id, name, created_at, balance, spent,
+	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
+	 WHERE t.account_id = accounts.id AND t.state IN ('pending', 'processing'))
+	FROM accounts`
 
 // CreateAccount inserts a; store.ErrConflict when its ID or name is taken.
 func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
@@ -79,7 +85,7 @@ func scanAccount(r scanner) (store.Account, error) {
 		a       store.Account
 		created int64
 	)
-	if err := r.Scan(&a.ID, &a.Name, &created, &a.Balance, &a.Spent); err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &created, &a.Balance, &a.Spent, &a.Held); err != nil {
 		return store.Account{}, err
 	}
 	a.CreatedAt = fromMicros(created)

@@ -37,30 +37,34 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 	if len(recs) == 0 {
 		return nil
 	}
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		inserted := make(map[string]bool, len(recs))
-		for i := 0; i < len(recs); i += usageChunk {
-			if err := insertUsageRows(ctx, tx, recs[i:min(i+usageChunk, len(recs))], inserted); err != nil {
-				return err
-			}
-		}
-		var charged []store.UsageRecord
-		for _, r := range recs {
-			// inserted holds each new id once: a second record with the
-			// same id in one batch is skipped like an already stored one.
-			if r.Cost == 0 || r.AccountID == "" || !inserted[r.RequestID] {
-				continue
-			}
-			delete(inserted, r.RequestID)
-			charged = append(charged, r)
-		}
-		charged, err := unposted(ctx, tx, charged)
-		if err != nil {
+	err := s.withTx(ctx, func(tx *sql.Tx) error { return insertUsage(ctx, tx, recs) })
+	return wrap("insert usage", err)
+}
+
+// insertUsage is InsertUsage inside tx, so other writes (FinishTask's) can
+// store a record and post its charge in their own transaction.
+func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) error {
+	inserted := make(map[string]bool, len(recs))
+	for i := 0; i < len(recs); i += usageChunk {
+		if err := insertUsageRows(ctx, tx, recs[i:min(i+usageChunk, len(recs))], inserted); err != nil {
 			return err
 		}
-		return chargeBatch(ctx, tx, charged)
-	})
-	return wrap("insert usage", err)
+	}
+	var charged []store.UsageRecord
+	for _, r := range recs {
+		// inserted holds each new id once: a second record with the
+		// same id in one batch is skipped like an already stored one.
+		if r.Cost == 0 || r.AccountID == "" || !inserted[r.RequestID] {
+			continue
+		}
+		delete(inserted, r.RequestID)
+		charged = append(charged, r)
+	}
+	charged, err := unposted(ctx, tx, charged)
+	if err != nil {
+		return err
+	}
+	return chargeBatch(ctx, tx, charged)
 }
 
 // insertUsageRows inserts recs with one multi-row statement (a statement
