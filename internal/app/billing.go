@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -43,12 +43,12 @@ func lookupModel(c *catalog.Catalog, public, upstream string) (catalog.Model, bo
 }
 
 // newBilling wires the handler's billing from the catalog and the config.
-func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, tokens *tokenize.Set) *openai.Billing {
+func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, tokens *tokenize.Set) *charge.Billing {
 	ratios := make(map[string]int64, len(cfg.Groups))
 	for name, g := range cfg.Groups {
 		ratios[name] = g.PriceRatio.PPM()
 	}
-	return &openai.Billing{
+	return &charge.Billing{
 		Prices: func(public, upstream string) (billing.ModelPrice, bool) {
 			m, ok := lookupModel(cat, public, upstream)
 			if !ok {
@@ -58,7 +58,7 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput},
 				Free:  m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
-				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond,
+				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond, VideoPerSecond: m.VideoPerSecond,
 			}
 			if m.OutputLimited {
 				mp.OutputLimit = m.MaxOutput // published: asking for more is refused

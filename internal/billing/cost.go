@@ -102,6 +102,7 @@ type ModelPrice struct {
 	Images         []ImagePrice // per generated image, by size and quality
 	ImageSizes     []string     // the sizes (WxH) an image model accepts; nil: any
 	AudioPerSecond money.Micros // per second of input audio
+	VideoPerSecond money.Micros // per second of generated video (sizes may cost more: see the catalog)
 }
 
 // ImagePrice is the price of one image of a size and quality ("" matches

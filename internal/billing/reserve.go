@@ -61,7 +61,8 @@ type Reserver struct {
 }
 
 // meter is the state of one account or one capped key. For an account,
-// stored is the balance; for a key, it is cap − spent. Both count down.
+// stored is the balance less what open video tasks hold; for a key, it is
+// cap − spent − held. Both count down.
 type meter struct {
 	stored   money.Micros // as last read from the store
 	readAt   time.Time
@@ -153,14 +154,14 @@ func (r *Reserver) fresh(ctx context.Context, p Payer) error {
 		if err != nil {
 			return fmt.Errorf("billing: read balance: %w", err)
 		}
-		r.store(r.accts, p.AccountID, genA, acct.Balance, now)
+		r.store(r.accts, p.AccountID, genA, acct.Balance-acct.Held, now)
 	}
 	if needK {
 		key, err := r.src.KeyByID(ctx, p.KeyID)
 		if err != nil {
 			return fmt.Errorf("billing: read key spend: %w", err)
 		}
-		r.store(r.keys, p.KeyID, genK, p.SpendCap-key.Spent, now)
+		r.store(r.keys, p.KeyID, genK, p.SpendCap-key.Spent-key.Held, now)
 	}
 	return nil
 }
@@ -230,6 +231,36 @@ func (h *Hold) finish(cost money.Micros) (money.Micros, bool) {
 		}
 	}
 	return cost, true
+}
+
+// Persisted ends the hold without a charge because the store now holds the
+// same amount (an open video task's Held, which balance reads subtract):
+// the meters count it as stored, as a fresh read would. The task settles
+// or releases it in the store later. After Settle or Release it does
+// nothing.
+func (h *Hold) Persisted() {
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.done {
+		return
+	}
+	h.done = true
+	for _, m := range []*meter{r.accts[h.p.AccountID], h.keyMeter()} {
+		if m != nil {
+			m.reserved -= h.amount
+			m.stored -= h.amount
+			m.gen++
+		}
+	}
+}
+
+// keyMeter is the meter of the hold's key when it is capped; r.mu held.
+func (h *Hold) keyMeter() *meter {
+	if h.p.SpendCap > 0 {
+		return h.r.keys[h.p.KeyID]
+	}
+	return nil
 }
 
 // Committed tells the Reserver that a settled charge is now in the store

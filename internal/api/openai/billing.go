@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/jsonx"
@@ -19,27 +20,17 @@ import (
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
-// Billing is what the handler needs to charge requests. A Handler without
-// one serves everything free (used by tests of other parts only; the app
-// always sets it).
-type Billing struct {
-	// Prices finds a model's price by its public id, falling back to the
-	// upstream id; ok is false when the catalog knows neither.
-	Prices   func(public, upstream string) (billing.ModelPrice, bool)
-	Ratio    func(group string) int64 // the group's price ratio in ppm
-	Reserver *billing.Reserver
-	Tokens   *tokenize.Set
+// charge is one request's billing state: the shared lifecycle
+// (internal/charge) and, for chat, the request body its prompt is counted
+// from. Every method accepts a nil charge (billing off).
+type charge struct {
+	*chg.Charge
+	body []byte // chat only: the request, for counting its prompt
 }
 
-// charge is one request's billing state, from admission to settlement.
-type charge struct {
-	b     *Billing
-	price billing.ModelPrice
-	ratio int64
-	payer billing.Payer
-	hold  *billing.Hold
-	tok   *tokenize.Tokenizer
-	body  []byte // chat only: the request, for counting its prompt
+// payer is who p's requests are charged to.
+func payer(p gate.Principal) billing.Payer {
+	return billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}
 }
 
 // admit prices the request, refuses prompts that cannot fit the model's
@@ -48,23 +39,22 @@ type charge struct {
 // after the adapter's own adjustments (see outputBound). It sets the
 // request's MaxOutput from the catalog.
 func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params chatParams) (*charge, error) {
-	b := h.Billing
-	if b == nil {
-		return nil, nil
-	}
 	public, upstream, body := req.PublicModel, req.UpstreamModel, req.Body
-	mp, ok := b.Prices(public, upstream)
-	if !ok || (!mp.Free && !mp.Priced) {
+	cc, err := h.Billing.Start(payer(p), p.Group, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	if err != nil {
 		return nil, h.notPriced(public, upstream)
 	}
+	if cc == nil {
+		return nil, nil
+	}
+	mp := cc.Price
 	req.MaxOutput = mp.MaxOutput
-	c := &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer), body: body,
-		payer: billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}}
-	counter := c.tok
+	c := &charge{Charge: cc, body: body}
+	counter := c.Tok
 	if w := mp.ContextWindow; w > 0 {
 		// Counting stops soon after twice the window: enough to refuse, and
 		// a 20 MB prompt costs no more than one that barely overflows.
-		counter = c.tok.AtMost(int(min(2*w, 1<<30)))
+		counter = c.Tok.AtMost(int(min(2*w, 1<<30)))
 	}
 	// Byte-level BPE tokens are at least one byte long, so a body no longer
 	// than the window certainly fits; only longer ones are tokenized.
@@ -73,7 +63,7 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 		if err != nil {
 			return nil, apierr.Internal(err)
 		}
-		if !c.tok.Exact() {
+		if !c.Tok.Exact() {
 			n = n * 9 / 10 // another vendor's tokenizer: refuse only what certainly does not fit
 		}
 		if n > w {
@@ -91,24 +81,23 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 		return c, nil
 	}
 	out := outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens)) * max(params.N, 1)
-	payer := c.payer
 	// First try the cheap upper bound (every prompt token is at least one
 	// byte); only when the balance cannot cover that, count the prompt.
-	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: promptBound(body), Completion: out}, c.ratio)
+	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: promptBound(body), Completion: out}, c.Ratio)
 	if err == nil {
-		c.hold, err = b.Reserver.Reserve(ctx, payer, max(amount, 1))
+		err = c.TryReserve(ctx, amount)
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, terr := promptTokens(counter, body)
 		if terr != nil {
 			return nil, apierr.Internal(terr)
 		}
-		if !c.tok.Exact() {
+		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
-		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out}, c.ratio)
+		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out}, c.Ratio)
 		if err == nil {
-			c.hold, err = b.Reserver.Reserve(ctx, payer, max(amount, 1))
+			err = c.TryReserve(ctx, amount)
 		}
 	}
 	if err != nil {
@@ -211,60 +200,73 @@ func (h *Handler) notPriced(public, upstream string) error {
 // neither free nor usable is refused with model_not_priced. The charge is
 // nil when billing is off; every charge method accepts nil.
 func (h *Handler) startCharge(p gate.Principal, public, upstream string, usable func(billing.ModelPrice) bool) (*charge, error) {
-	b := h.Billing
-	if b == nil {
-		return nil, nil
-	}
-	mp, ok := b.Prices(public, upstream)
-	if !ok || (!mp.Free && !usable(mp)) {
+	cc, err := h.Billing.Start(payer(p), p.Group, public, upstream, usable)
+	if err != nil {
 		return nil, h.notPriced(public, upstream)
 	}
-	return &charge{b: b, price: mp, ratio: b.Ratio(p.Group), tok: b.Tokens.For(mp.Tokenizer),
-		payer: billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}}, nil
+	if cc == nil {
+		return nil, nil
+	}
+	return &charge{Charge: cc}, nil
+}
+
+// chargeError is the client's error for a failure of the charge lifecycle.
+func (h *Handler) chargeError(err error) error {
+	var np *chg.NotPricedError
+	var re *chg.RefusedError
+	switch {
+	case errors.As(err, &np):
+		return h.notPriced(np.Model, np.Upstream)
+	case errors.As(err, &re):
+		return reserveError(re.Err, re.Amount, re.Param)
+	}
+	return apierr.Internal(err)
 }
 
 // reserve holds amount, the most the request can cost with the group's
 // ratio applied; param names what the client can lower to fit. Free models
 // hold nothing.
 func (c *charge) reserve(ctx context.Context, amount money.Micros, param string) error {
-	if c == nil || c.price.Free {
+	if c == nil {
 		return nil
 	}
-	amount = max(amount, 1) // admits only a payer with something left
-	h, err := c.b.Reserver.Reserve(ctx, c.payer, amount)
-	if err != nil {
-		return reserveError(err, amount, param)
+	if err := c.TryReserve(ctx, amount); err != nil {
+		return reserveError(err, max(amount, 1), param)
 	}
-	c.hold = h
 	return nil
 }
 
-// tokenCost is what t costs at the model's token price and the group's
-// ratio; free models cost nothing.
+// tokenCost is what t costs; free models and no billing cost nothing.
 func (c *charge) tokenCost(t billing.Tokens) (money.Micros, error) {
-	if c == nil || c.price.Free {
+	if c == nil {
 		return 0, nil
 	}
-	return billing.Cost(c.price.Price, t, c.ratio)
+	return c.TokenCost(t)
 }
 
-// flatCost is count units at unit price (per image, per second) with the
-// group's ratio applied; free models cost nothing.
+// flatCost is count units at unit price with the group's ratio applied.
 func (c *charge) flatCost(unit money.Micros, count int64) (money.Micros, error) {
-	if c == nil || c.price.Free {
+	if c == nil {
 		return 0, nil
 	}
-	return billing.Scale(unit, count, c.ratio)
+	return c.FlatCost(unit, count)
 }
 
 // settleCost charges cost against the reservation and returns what was
-// charged (never more than the payer can pay: see billing.Hold.Settle);
-// with no reservation (free model, billing off) it charges nothing.
+// charged (see chg.Charge.SettleCost).
 func (c *charge) settleCost(cost money.Micros) money.Micros {
-	if c == nil || c.hold == nil {
+	if c == nil {
 		return 0
 	}
-	return c.hold.Settle(cost)
+	return c.SettleCost(cost)
+}
+
+// held is what the reservation holds (0 without billing).
+func (c *charge) held() money.Micros {
+	if c == nil {
+		return 0
+	}
+	return c.Held()
 }
 
 func quota(msg string) *apierr.Error {
@@ -285,7 +287,7 @@ func promptTokens(tok *tokenize.Tokenizer, body []byte) (int64, error) {
 // and returns the cost; a nil charge (no billing) costs nothing.
 func (c *charge) settle(u *provider.Usage, completion func() int64, out *outcome) money.Micros {
 	return c.settleUsage(u, func() int64 {
-		n, _ := promptTokens(c.tok, c.body)
+		n, _ := promptTokens(c.Tok, c.body)
 		return n
 	}, completion, out)
 }
@@ -301,21 +303,21 @@ func (c *charge) settleUsage(u *provider.Usage, prompt, completion func() int64,
 		u.PromptTokens, u.CompletionTokens = prompt(), completion()
 		out.estimated = true
 	}
-	if c.price.Free {
+	if c.Free() {
 		return 0
 	}
-	cost, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
-		Completion: u.CompletionTokens}, c.ratio)
+	cost, err := billing.Cost(c.Price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
+		Completion: u.CompletionTokens}, c.Ratio)
 	if err != nil {
-		cost = c.hold.Amount()
+		cost = c.Held()
 	}
 	return c.settleCost(cost)
 }
 
 // release gives the reservation back (the request used nothing billable).
 func (c *charge) release() {
-	if c != nil && c.hold != nil {
-		c.hold.Release()
+	if c != nil {
+		c.Release()
 	}
 }
 
@@ -325,13 +327,13 @@ func (c *charge) delivered() *delivered {
 	if c == nil {
 		return nil
 	}
-	return &delivered{tok: c.tok}
+	return &delivered{tok: c.Tok}
 }
 
 // answerTokens counts the generated text of a complete chat response.
 func (c *charge) answerTokens(body []byte) func() int64 {
 	return func() int64 {
-		s := c.tok.NewStream()
+		s := c.Tok.NewStream()
 		addText(s, body, "message")
 		return int64(s.Tokens())
 	}

@@ -33,16 +33,16 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 	if c == nil || err != nil {
 		return c, err
 	}
-	if !completionModality(c.price.Modality) {
-		return nil, apierr.Invalid("model", "The model '%s' does not support completions (it is a model for %s).", public, c.price.Modality)
+	if !completionModality(c.Price.Modality) {
+		return nil, apierr.Invalid("model", "The model '%s' does not support completions (it is a model for %s).", public, c.Price.Modality)
 	}
-	counter := c.tok
-	if w := c.price.ContextWindow; w > 0 {
-		counter = c.tok.AtMost(int(min(2*w, 1<<30)))
+	counter := c.Tok
+	if w := c.Price.ContextWindow; w > 0 {
+		counter = c.Tok.AtMost(int(min(2*w, 1<<30)))
 		// As for chat: a body no longer than the window certainly fits.
 		if int64(len(body)) > w {
 			_, largest := countPrompts(counter, params.Prompt)
-			if !c.tok.Exact() {
+			if !c.Tok.Exact() {
 				largest = largest * 9 / 10
 			}
 			if largest > w {
@@ -52,11 +52,11 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 		}
 	}
 	if params.HasMaxTokens {
-		if e := outputLimit(c.price, "max_tokens", params.MaxTokens); e != nil {
+		if e := outputLimit(c.Price, "max_tokens", params.MaxTokens); e != nil {
 			return nil, e
 		}
 	}
-	if c.price.Free {
+	if c.Price.Free {
 		return c, nil
 	}
 	out := params.MaxTokens
@@ -65,21 +65,21 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 	case !passthrough:
 		out = completechat.DefaultMaxTokens
 	default:
-		out = outputCeiling(c.price) // the vendor's default applies: not every vendor's is 16
+		out = outputCeiling(c.Price) // the vendor's default applies: not every vendor's is 16
 	}
 	out = completionMul(completionMul(out, max(params.N, params.BestOf, 1)), params.Prompts)
-	amount, err := billing.Cost(c.price.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.ratio)
+	amount, err := billing.Cost(c.Price.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.Ratio)
 	if err == nil {
-		c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, max(amount, 1))
+		err = c.TryReserve(ctx, amount)
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, _ := countPrompts(counter, params.Prompt)
-		if !c.tok.Exact() {
+		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
-		amount, err = billing.Cost(c.price.Price, billing.Tokens{Prompt: n, Completion: out}, c.ratio)
+		amount, err = billing.Cost(c.Price.Price, billing.Tokens{Prompt: n, Completion: out}, c.Ratio)
 		if err == nil {
-			c.hold, err = c.b.Reserver.Reserve(ctx, c.payer, max(amount, 1))
+			err = c.TryReserve(ctx, amount)
 		}
 	}
 	if err != nil {
@@ -163,7 +163,7 @@ func promptText(raw []byte) []byte {
 // reported no usage, the prompt member and the delivered text are counted.
 func (c *charge) settleCompletion(u *provider.Usage, prompt []byte, completion func() int64, out *outcome) money.Micros {
 	return c.settleUsage(u, func() int64 {
-		n, _ := countPrompts(c.tok, prompt)
+		n, _ := countPrompts(c.Tok, prompt)
 		return n
 	}, completion, out)
 }
@@ -174,13 +174,13 @@ func (c *charge) completionDelivered() *delivered {
 	if c == nil {
 		return nil
 	}
-	return &delivered{tok: c.tok, text: addCompletionText}
+	return &delivered{tok: c.Tok, text: addCompletionText}
 }
 
 // completionTokens counts the generated text of a complete text_completion.
 func (c *charge) completionTokens(body []byte) func() int64 {
 	return func() int64 {
-		s := c.tok.NewStream()
+		s := c.Tok.NewStream()
 		addCompletionText(s, body)
 		return int64(s.Tokens())
 	}

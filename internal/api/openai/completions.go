@@ -53,7 +53,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	req := &provider.CompletionRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
 	if c != nil {
-		req.MaxOutput = c.price.MaxOutput
+		req.MaxOutput = c.Price.MaxOutput
 	}
 	if params.Stream {
 		st, err := cp.CompleteStream(r.Context(), req)

@@ -70,8 +70,8 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cost, err := c.tokenCost(billing.Tokens{Prompt: out.usage.PromptTokens})
-	if err != nil && c.hold != nil {
-		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	if err != nil {
+		cost = c.held() // absurd counts: charge the reservation, never nothing
 	}
 	out.cost = c.settleCost(cost)
 	h.writeJSON(w, info, c != nil, &out, answer)
@@ -82,10 +82,10 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 // the window certainly fit; longer ones are counted (and, with another
 // vendor's tokenizer, refused only when they certainly do not fit).
 func (c *charge) checkEmbedContext(p *embedParams) error {
-	if c == nil || c.price.ContextWindow <= 0 {
+	if c == nil || c.Price.ContextWindow <= 0 {
 		return nil
 	}
-	w := c.price.ContextWindow
+	w := c.Price.ContextWindow
 	tooLong := func(i int, n int64) error {
 		return &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: apierr.CodeContextLength,
 			Param: "input", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, input[%d] resulted in %d tokens. Please reduce the length of the input.", w, i, n)}
@@ -95,13 +95,13 @@ func (c *charge) checkEmbedContext(p *embedParams) error {
 			return tooLong(i, int64(len(ids)))
 		}
 	}
-	counter := c.tok.AtMost(int(min(2*w, 1<<30)))
+	counter := c.Tok.AtMost(int(min(2*w, 1<<30)))
 	for i, s := range p.Texts {
 		if int64(len(s)) <= w {
 			continue
 		}
 		n := int64(counter.Count([]byte(s)))
-		if !c.tok.Exact() {
+		if !c.Tok.Exact() {
 			n = n * 9 / 10
 		}
 		if n > w {
@@ -115,7 +115,7 @@ func (c *charge) checkEmbedContext(p *embedParams) error {
 // bound (bytes of text, or the exact number of token ids); when the balance
 // cannot cover that, the texts are counted.
 func (c *charge) reserveEmbeddings(ctx context.Context, p *embedParams) error {
-	if c == nil || c.price.Free {
+	if c == nil || c.Price.Free {
 		return nil
 	}
 	bound := p.inputBound()
@@ -125,7 +125,7 @@ func (c *charge) reserveEmbeddings(ctx context.Context, p *embedParams) error {
 		return err
 	}
 	n := c.embedTokens(p)
-	if !c.tok.Exact() {
+	if !c.Tok.Exact() {
 		n += n / 4 // another vendor's tokenizer may count more
 	}
 	if n >= bound {
@@ -146,7 +146,7 @@ func (c *charge) reserveTokens(ctx context.Context, n int64) error {
 // embedTokens counts the input tokens with the model's tokenizer (token
 // arrays exactly); without billing there is no tokenizer and it is 0.
 func (c *charge) embedTokens(p *embedParams) int64 {
-	if c == nil || c.tok == nil {
+	if c == nil || c.Tok == nil {
 		return 0
 	}
 	var n int64
@@ -154,7 +154,7 @@ func (c *charge) embedTokens(p *embedParams) int64 {
 		n += int64(len(ids))
 	}
 	for _, s := range p.Texts {
-		n += int64(c.tok.Count([]byte(s)))
+		n += int64(c.Tok.Count([]byte(s)))
 	}
 	return n
 }

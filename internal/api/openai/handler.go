@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -46,8 +47,8 @@ type Handler struct {
 	Policy  *gate.Policy
 	Router  *route.Router
 	Usage   Recorder
-	Billing *Billing // nil: nothing is charged (tests of other parts only)
-	MaxBody int64    // request bodies above this get 413
+	Billing *chg.Billing // nil: nothing is charged (tests of other parts only)
+	MaxBody int64        // request bodies above this get 413
 	Log     *slog.Logger
 	Now     func() time.Time
 

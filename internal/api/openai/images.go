@@ -86,10 +86,10 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 		return nil, err
 	}
 	b := &imageBill{c: c}
-	if c == nil || c.price.Free {
+	if c == nil || c.Price.Free {
 		return b, nil
 	}
-	b.unit, _ = reserveUnit(c.price, params)
+	b.unit, _ = reserveUnit(c.Price, params)
 	amount, err := c.flatCost(b.unit, int64(params.N))
 	if err != nil {
 		return nil, reserveError(err, 0, "n")
@@ -103,7 +103,7 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 // settle charges the images actually returned (never more than were
 // reserved for) and returns the cost.
 func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) money.Micros {
-	if b == nil || b.c == nil || b.c.price.Free {
+	if b == nil || b.c == nil || b.c.Price.Free {
 		return 0
 	}
 	n := min(len(res.Images), params.N)
@@ -111,9 +111,9 @@ func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) mon
 		b.c.release()
 		return 0
 	}
-	cost, err := b.c.flatCost(settleUnit(b.c.price, params, res, b.unit), int64(n))
+	cost, err := b.c.flatCost(settleUnit(b.c.Price, params, res, b.unit), int64(n))
 	if err != nil {
-		cost = b.c.hold.Amount() // unreachable: the reservation was computed the same way
+		cost = b.c.held() // unreachable: the reservation was computed the same way
 	}
 	return b.c.settleCost(cost)
 }

@@ -69,14 +69,14 @@ func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64)
 	if c == nil {
 		return nil
 	}
-	if e := outputLimit(c.price, "max_output_tokens", maxOut); e != nil {
+	if e := outputLimit(c.Price, "max_output_tokens", maxOut); e != nil {
 		return e
 	}
-	if c.price.Free {
+	if c.Price.Free {
 		return nil
 	}
 	if maxOut == 0 {
-		maxOut = outputCeiling(c.price)
+		maxOut = outputCeiling(c.Price)
 	}
 	amount, err := c.tokenCost(billing.Tokens{Prompt: promptBound(body), Completion: maxOut})
 	if err == nil {
@@ -85,8 +85,8 @@ func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64)
 	if err == nil {
 		return nil
 	}
-	n := int64(c.tok.Count(body))
-	if !c.tok.Exact() {
+	n := int64(c.Tok.Count(body))
+	if !c.Tok.Exact() {
 		n += n / 4 // another vendor's tokenizer may count more
 	}
 	amount, cerr := c.tokenCost(billing.Tokens{Prompt: n + imageAllowance(body), Completion: maxOut})
@@ -102,8 +102,8 @@ func settleResponses(c *charge, u provider.Usage) money.Micros {
 		return 0
 	}
 	cost, err := c.tokenCost(billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens, Completion: u.CompletionTokens})
-	if err != nil && c.hold != nil {
-		cost = c.hold.Amount() // absurd counts: charge the reservation, never nothing
+	if err != nil {
+		cost = c.held() // absurd counts: charge the reservation, never nothing
 	}
 	return c.settleCost(cost)
 }
@@ -115,9 +115,9 @@ func estimateResponses(c *charge, body []byte, write func(*tokenize.Stream)) pro
 	if c == nil {
 		return provider.Usage{}
 	}
-	s := c.tok.NewStream()
+	s := c.Tok.NewStream()
 	write(s)
-	u := provider.Usage{PromptTokens: int64(c.tok.Count(body)), CompletionTokens: int64(s.Tokens())}
+	u := provider.Usage{PromptTokens: int64(c.Tok.Count(body)), CompletionTokens: int64(s.Tokens())}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
 }
@@ -172,7 +172,7 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	buffered, _ := st.(provider.Buffered)
 	var count *tokenize.Stream
 	if c != nil {
-		count = c.tok.NewStream()
+		count = c.Tok.NewStream()
 	}
 	seq := int64(-1)
 	var werr error

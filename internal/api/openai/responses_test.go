@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/oapitest"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -96,7 +97,7 @@ func TestSettleResponses(t *testing.T) {
 	if got := settleResponses(nil, provider.Usage{PromptTokens: 10, CompletionTokens: 10}); got != 0 {
 		t.Errorf("nil charge cost %v", got)
 	}
-	c := &charge{price: billing.ModelPrice{Free: true}}
+	c := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true}}}
 	if got := settleResponses(c, provider.Usage{PromptTokens: 10, CompletionTokens: 10}); got != 0 {
 		t.Errorf("free model cost %v", got)
 	}

@@ -59,7 +59,7 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 		held = sizeBound(form.file.Size)
 	}
 	amount, err := c.audioCost(max(held, time.Second))
-	if err == nil && c != nil && !c.price.Free {
+	if err == nil && c != nil && !c.Price.Free {
 		amount = max(amount, 1) // a hold of 0 would settle nothing
 	}
 	if err == nil {
@@ -86,8 +86,8 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 		billed, out.estimated = held, true
 	}
 	cost, err := c.audioCost(billed)
-	if err != nil && c != nil && c.hold != nil {
-		cost = c.hold.Amount() // absurd durations: charge the reservation, never nothing
+	if err != nil {
+		cost = c.held() // absurd durations: charge the reservation, never nothing
 	}
 	out.cost = c.settleCost(cost)
 	hdr := w.Header()
@@ -126,15 +126,15 @@ func sizeBound(size int64) time.Duration {
 // millisecond, and ms × price × ratio is rounded half up once to the
 // micro-unit. Free models cost nothing.
 func (c *charge) audioCost(d time.Duration) (money.Micros, error) {
-	if c == nil || c.price.Free {
+	if c == nil || c.Price.Free {
 		return 0, nil
 	}
 	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
-	unit := int64(c.price.AudioPerSecond)
+	unit := int64(c.Price.AudioPerSecond)
 	if ms < 0 || unit < 0 || (ms > 0 && unit > (1<<62)/ms) {
 		return 0, reserveError(billing.ErrOverflow, 0, "file")
 	}
-	v, ok := money.MulDiv(unit*ms, c.ratio, 1000*money.PPM)
+	v, ok := money.MulDiv(unit*ms, c.Ratio, 1000*money.PPM)
 	if !ok {
 		return 0, reserveError(billing.ErrOverflow, 0, "file")
 	}

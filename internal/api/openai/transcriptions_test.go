@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/money"
 )
 
@@ -295,20 +296,20 @@ func TestAudioCost(t *testing.T) {
 		{100, money.PPM, 5 * ms, 1}, // 0.5 micro rounds up
 	}
 	for _, tc := range tests {
-		c := &charge{price: billing.ModelPrice{AudioPerSecond: tc.perSecond}, ratio: tc.ratio}
+		c := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: tc.perSecond}, Ratio: tc.ratio}}
 		got, err := c.audioCost(tc.d)
 		if err != nil || got != tc.want {
 			t.Errorf("%v at %v/s ×%d ppm: got %v, %v; want %v", tc.d, tc.perSecond, tc.ratio, got, err, tc.want)
 		}
 	}
-	if got, _ := (&charge{price: billing.ModelPrice{Free: true, AudioPerSecond: 100}}).audioCost(time.Hour); got != 0 {
+	if got, _ := (&charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true, AudioPerSecond: 100}}}).audioCost(time.Hour); got != 0 {
 		t.Errorf("free model cost %v", got)
 	}
 	var nilCharge *charge
 	if got, err := nilCharge.audioCost(time.Hour); got != 0 || err != nil {
 		t.Errorf("no billing: %v, %v", got, err)
 	}
-	huge := &charge{price: billing.ModelPrice{AudioPerSecond: money.Max}, ratio: money.PPM}
+	huge := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: money.Max}, Ratio: money.PPM}}
 	_, err := huge.audioCost(1000 * time.Hour)
 	checkErr(t, err, 400, "file")
 }
