@@ -148,7 +148,7 @@ func TestS3TypeFromName(t *testing.T) {
 	f := newFakeS3(t)
 	b := f.backend(t, S3Options{})
 	name := strings.Repeat("c", 32) + ".webp"
-	if err := b.Put(context.Background(), name, []byte("RIFF\x00\x00\x00\x00WEBPVP8 "), "text/html"); err != nil {
+	if err := put(context.Background(), b, name, []byte("RIFF\x00\x00\x00\x00WEBPVP8 "), "text/html"); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := b.Get(context.Background(), name)
@@ -169,7 +169,7 @@ func TestS3RequestShape(t *testing.T) {
 	b := f.backend(t, S3Options{Prefix: "gw/"})
 	ctx := context.Background()
 	name := strings.Repeat("d", 32) + ".png"
-	if err := b.Put(ctx, name, pngHeader, "image/png"); err != nil {
+	if err := put(ctx, b, name, pngHeader, "image/png"); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := b.Get(ctx, name)
@@ -211,11 +211,11 @@ func TestS3WrongCredentials(t *testing.T) {
 	f := newFakeS3(t)
 	ctx := context.Background()
 	name := strings.Repeat("e", 32) + ".png"
-	if err := f.backend(t, S3Options{}).Put(ctx, name, pngHeader, "image/png"); err != nil {
+	if err := put(ctx, f.backend(t, S3Options{}), name, pngHeader, "image/png"); err != nil {
 		t.Fatal(err)
 	}
 	wrong := f.backend(t, S3Options{AccessKey: "AKIDSOMEONEELSE", SecretKey: testSecretKey})
-	err := wrong.Put(ctx, name, pngHeader, "image/png")
+	err := put(ctx, wrong, name, pngHeader, "image/png")
 	if err == nil || !strings.Contains(err.Error(), "HTTP 403 InvalidAccessKeyId") {
 		t.Fatalf("Put with a wrong key = %v", err)
 	}
@@ -231,7 +231,7 @@ func TestS3MissingBucket(t *testing.T) {
 	b := f.backend(t, S3Options{Bucket: "nobucket"})
 	ctx := context.Background()
 	name := strings.Repeat("f", 32) + ".png"
-	if err := b.Put(ctx, name, pngHeader, "image/png"); err == nil || !strings.Contains(err.Error(), "NoSuchBucket") {
+	if err := put(ctx, b, name, pngHeader, "image/png"); err == nil || !strings.Contains(err.Error(), "NoSuchBucket") {
 		t.Fatalf("Put = %v", err)
 	}
 	if _, err := b.Get(ctx, name); err == nil || errors.Is(err, ErrNotFound) {
@@ -255,7 +255,7 @@ func TestS3Timeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = b.Put(context.Background(), strings.Repeat("0", 32)+".png", pngHeader, "image/png")
+	err = put(context.Background(), b, strings.Repeat("0", 32)+".png", pngHeader, "image/png")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Put = %v", err)
 	}
@@ -307,7 +307,7 @@ func TestS3Addressing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Put(context.Background(), name, pngHeader, "image/png"); err != nil {
+			if err := put(context.Background(), b, name, pngHeader, "image/png"); err != nil {
 				t.Fatal(err)
 			}
 			if len(rt.reqs) != 1 {

@@ -19,34 +19,60 @@ import (
 // signer makes and checks URL signatures.
 type signer struct{ key []byte }
 
+// Domains keep the two kinds of signature apart: one made for an image URL
+// never passes CheckPath, nor one made by SignPath an image URL's Check,
+// even for the same path and expiry.
+const (
+	imageDomain = "modelgate-image-url-v1"
+	pathDomain  = "modelgate-signed-path-v1"
+)
+
 // mac is the signature of a path and an expiry: version-tagged so the
 // format can change without old links being read the new way.
-func (s signer) mac(path string, exp int64) []byte {
+func (s signer) mac(domain, path string, exp int64) []byte {
 	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte("modelgate-image-url-v1\n"))
+	m.Write([]byte(domain))
+	m.Write([]byte{'\n'})
 	m.Write([]byte(path))
 	m.Write([]byte{'\n'})
 	m.Write([]byte(strconv.FormatInt(exp, 10)))
 	return m.Sum(nil)
 }
 
-func (s signer) sign(path string, exp int64) string {
-	return base64.RawURLEncoding.EncodeToString(s.mac(path, exp))
+func (s signer) sign(domain, path string, exp int64) string {
+	return base64.RawURLEncoding.EncodeToString(s.mac(domain, path, exp))
 }
 
-func (s signer) check(path, exp, sig string, now time.Time) error {
+func (s signer) check(domain, path, exp, sig string, now time.Time) error {
 	e, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || exp != strconv.FormatInt(e, 10) {
 		return ErrForbidden
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(path, e)) {
+	if err != nil || !hmac.Equal(got, s.mac(domain, path, e)) {
 		return ErrForbidden
 	}
 	if now.Unix() >= e {
 		return ErrExpired
 	}
 	return nil
+}
+
+// SignPath signs a gateway path (such as a video's download path,
+// /v1/videos/generations/{task_id}/content) until exp, and returns the
+// query to append to it: "exp={unix}&sig={mac}". The link is valid up to
+// the second before exp; CheckPath verifies it.
+func (s *Store) SignPath(path string, exp time.Time) string {
+	e := exp.Unix()
+	return "exp=" + strconv.FormatInt(e, 10) + "&sig=" + s.signer.sign(pathDomain, path, e)
+}
+
+// CheckPath verifies the exp and sig query values of a request for path
+// (the URL path as served) signed by SignPath: ErrForbidden for a wrong or
+// missing signature, or one made for another path; ErrExpired once exp has
+// passed.
+func (s *Store) CheckPath(path, exp, sig string) error {
+	return s.signer.check(pathDomain, path, exp, sig, s.now())
 }
 
 // keyFile is where LoadKey keeps a generated key, inside the images

@@ -1,6 +1,8 @@
 // Package imagestore keeps the images the gateway answers with URLs when the
 // upstream sent only base64 data (Imagen, the demo provider, GPT image
 // models), and signs expiring URLs for them that the gateway itself serves.
+// It keeps the finished videos of asynchronous video tasks the same way, in
+// a backend of their own (see Options.Videos and video.go).
 //
 // A URL is {public base}/v1/images/files/{name}?exp={unix}&sig={mac}, where
 // mac is an HMAC-SHA256 over the path and the expiry: a changed name, path
@@ -9,6 +11,7 @@
 package imagestore
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -40,8 +43,9 @@ var (
 	ErrNotImage = errors.New("imagestore: not a png, jpeg, webp or gif image")
 )
 
-// Object is a stored image being read. Body is an io.ReadSeeker too when
-// the backend can seek (the local directory), which enables range requests.
+// Object is a stored image or video being read. Body is an io.ReadSeeker
+// too (both backends can seek), which lets http.ServeContent answer range
+// requests.
 type Object struct {
 	Body        io.ReadCloser
 	Size        int64 // -1 when unknown
@@ -51,17 +55,26 @@ type Object struct {
 
 // Backend holds the bytes. Names are validated before they reach it.
 type Backend interface {
-	// Put stores data under name, replacing nothing: names are random.
-	Put(ctx context.Context, name string, data []byte, contentType string) error
-	// Get opens a stored image; ErrNotFound when there is none.
+	// Put stores what r yields under name (names are random, so it replaces
+	// nothing) and returns how many bytes that was. It streams: memory use
+	// does not grow with the object. Nothing is stored, not even in part,
+	// when reading r or writing fails.
+	Put(ctx context.Context, name string, r io.Reader, contentType string) (int64, error)
+	// Get opens a stored object; ErrNotFound when there is none.
 	Get(ctx context.Context, name string) (Object, error)
+	// Delete removes a stored object; a missing one is no error.
+	Delete(ctx context.Context, name string) error
 }
 
 // Options configure a Store.
 type Options struct {
-	Backend Backend
-	Key     []byte        // HMAC key, at least 32 bytes (see LoadKey)
-	TTL     time.Duration // URL lifetime; 0 means DefaultTTL
+	Backend Backend // images
+	// Videos keeps videos (SaveVideo, OpenVideo, DeleteVideo), apart from
+	// the images: a Dir of its own, or an S3 backend with its own prefix.
+	// nil: the store keeps no videos and SaveVideo fails.
+	Videos Backend
+	Key    []byte        // HMAC key, at least 32 bytes (see LoadKey)
+	TTL    time.Duration // URL lifetime; 0 means DefaultTTL
 	// PublicURL is the scheme://host[/prefix] clients reach the gateway
 	// at; "" derives it from each request (Host, X-Forwarded-Proto).
 	PublicURL string
@@ -72,6 +85,7 @@ type Options struct {
 // concurrent use.
 type Store struct {
 	backend Backend
+	videos  Backend
 	signer  signer
 	ttl     time.Duration
 	public  string
@@ -99,7 +113,7 @@ func New(o Options) (*Store, error) {
 	if pub != "" && !strings.HasPrefix(pub, "http://") && !strings.HasPrefix(pub, "https://") {
 		return nil, fmt.Errorf("imagestore: public_url %q must be an http(s) URL", o.PublicURL)
 	}
-	return &Store{backend: o.Backend, signer: signer{key: append([]byte(nil), o.Key...)}, ttl: o.TTL, public: pub, now: o.Now}, nil
+	return &Store{backend: o.Backend, videos: o.Videos, signer: signer{key: append([]byte(nil), o.Key...)}, ttl: o.TTL, public: pub, now: o.Now}, nil
 }
 
 // TTL is how long a new URL stays valid.
@@ -119,7 +133,7 @@ func (s *Store) Save(ctx context.Context, data []byte) (string, error) {
 		return "", fmt.Errorf("imagestore: random name: %w", err)
 	}
 	name := hex.EncodeToString(id[:]) + "." + ext
-	if err := s.backend.Put(ctx, name, data, ct); err != nil {
+	if _, err := s.backend.Put(ctx, name, bytes.NewReader(data), ct); err != nil {
 		return "", fmt.Errorf("imagestore: store %s: %w", name, err)
 	}
 	return name, nil
@@ -134,28 +148,28 @@ func (s *Store) URL(base, name string) string {
 	}
 	exp := s.now().Add(s.ttl).Unix()
 	path := FilesPath + name
-	return strings.TrimRight(base, "/") + path + "?exp=" + fmt.Sprint(exp) + "&sig=" + s.signer.sign(path, exp)
+	return strings.TrimRight(base, "/") + path + "?exp=" + fmt.Sprint(exp) + "&sig=" + s.signer.sign(imageDomain, path, exp)
 }
 
 // Check verifies the signature of a request for path (the URL path as
 // served, FilesPath + name) with the exp and sig query values: ErrForbidden
 // for a wrong or missing signature, ErrExpired for a past expiry.
 func (s *Store) Check(path, exp, sig string) error {
-	return s.signer.check(path, exp, sig, s.now())
+	return s.signer.check(imageDomain, path, exp, sig, s.now())
 }
 
 // Open returns a stored image by name; ErrNotFound for a name the store
-// could not have made.
+// could not have made, and for a video's name.
 func (s *Store) Open(ctx context.Context, name string) (Object, error) {
-	if !ValidName(name) {
+	if !imageName(name) {
 		return Object{}, ErrNotFound
 	}
 	return s.backend.Get(ctx, name)
 }
 
-// ValidName reports whether name is one the store makes: 32 lowercase hex
-// digits, a dot, and a known extension. Nothing else reaches a backend, so
-// no path tricks either.
+// ValidName reports whether name is one the store makes, for an image or a
+// video: 32 lowercase hex digits, a dot, and a known extension. Nothing else
+// reaches a backend, so no path tricks either.
 func ValidName(name string) bool {
 	id, ext, ok := strings.Cut(name, ".")
 	if !ok || len(id) != 32 || contentTypes[ext] == "" {
@@ -170,8 +184,26 @@ func ValidName(name string) bool {
 	return true
 }
 
-// contentTypes are the image types the store keeps, by extension.
-var contentTypes = map[string]string{"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
+// contentTypes are the types the store keeps, by extension: images, and
+// the videos of videoExts.
+var contentTypes = map[string]string{"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif",
+	"mp4": "video/mp4", "webm": "video/webm"}
+
+// videoExts are the extensions of stored videos; every other known one is
+// an image's.
+var videoExts = map[string]bool{"mp4": true, "webm": true}
+
+// imageName and videoName tell the two kinds of valid names apart, so an
+// image request never opens a video and the image sweeper never deletes one.
+func imageName(name string) bool {
+	_, ext, _ := strings.Cut(name, ".")
+	return ValidName(name) && !videoExts[ext]
+}
+
+func videoName(name string) bool {
+	_, ext, _ := strings.Cut(name, ".")
+	return ValidName(name) && videoExts[ext]
+}
 
 // ContentType is the type served for a stored name's extension.
 func ContentType(name string) string {
