@@ -115,8 +115,8 @@ func TestModelsCommandPatterns(t *testing.T) {
 			t.Errorf("%s served by %q, want %q", id, served[id], want)
 		}
 	}
-	if _, ok := served["sora-2-portrait"]; ok {
-		t.Error("a video model was expanded from all")
+	if !slices.Equal(served["sora-2"], []string{"openai-main"}) {
+		t.Errorf("sora-2 served by %q, want the OpenAI provider (video models expand from all too)", served["sora-2"])
 	}
 	code, table, _ := c.run("models", "--group", "default")
 	if code != 0 || !strings.Contains(table, "claude-opus-4-1") || !strings.Contains(table, "text-embedding-3-small") {

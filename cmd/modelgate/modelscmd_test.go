@@ -28,7 +28,7 @@ providers:
     type: openai
     base_url: https://api.openai.com/v1
     api_key: ${OPENAI_API_KEY}
-    models: [gpt-4o-mini, dall-e-3, sora-2-portrait, custom, not-in-catalog]
+    models: [gpt-4o-mini, dall-e-3, sora-2, custom, not-in-catalog]
 models:
   - {id: gpt-4o-mini, input: 0.2}
   - {id: custom, owned_by: acme, output: 0.000001}
@@ -59,7 +59,7 @@ groups:
 	for _, r := range rows {
 		ids = append(ids, r.ID)
 	}
-	if got := strings.Join(ids, " "); got != "custom dall-e-3 gpt-4o-mini sora-2-portrait" {
+	if got := strings.Join(ids, " "); got != "custom dall-e-3 gpt-4o-mini sora-2" {
 		t.Errorf("vip models = %s", got)
 	}
 	byID := map[string]modelJSON{}

@@ -360,7 +360,7 @@ func TestModelPatternsServed(t *testing.T) {
 			t.Errorf("/v1/models: %s owned by %q, want %q", id, owners[id], owner)
 		}
 	}
-	for _, id := range []string{"sora-2-portrait", "gemini-2.5-flash", "phi-4"} {
+	for _, id := range []string{"veo-3.0-generate-001", "gemini-2.5-flash", "phi-4"} {
 		if _, ok := owners[id]; ok {
 			t.Errorf("/v1/models lists %s", id)
 		}

@@ -14,6 +14,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -80,8 +81,19 @@ type Model struct {
 
 	Images                         []ImagePrice // per image, by size and quality
 	AudioPerSecond, VideoPerSecond money.Micros
-	ImageSizes                     []string // allowed sizes (WxH) for image and video models
-	VideoDurations                 []int    // allowed seconds for video models
+	ImageSizes                     []string // allowed sizes (WxH) for image and video models; the first is the default
+	// VideoDurations are the seconds the upstream makes (Sora: 4, 8, 12);
+	// the first is the default.
+	VideoDurations []int
+	// VideoDurationMap maps a duration a client may ask for that the
+	// upstream does not make (the spec's 5, 10, 15, 20) to the seconds the
+	// upstream is asked for and the client is billed for ({5: 4, 10: 8,
+	// 15: 12} for Sora). Durations neither in it nor in VideoDurations are
+	// refused.
+	VideoDurationMap map[int]int
+	// VideoPrices are per-second prices of sizes that cost other than
+	// VideoPerSecond (sora-2-pro at 1024x1792).
+	VideoPrices []VideoPrice
 
 	// Free marks a model explicitly free (the demo models). It is never
 	// inferred from zero prices: an unpriced model is refused, not given away.
@@ -90,7 +102,9 @@ type Model struct {
 
 // Priced reports whether the model can be billed: Free, or it has a price
 // for its modality (chat/completion/embedding: Input or Output > 0; image:
-// len(Images) > 0; audio: AudioPerSecond > 0; video: VideoPerSecond > 0).
+// len(Images) > 0; audio: AudioPerSecond > 0; video: a price per second
+// above zero for every allowed size, or VideoPerSecond > 0 when no sizes
+// are listed), so no size is ever billed at zero by accident.
 func (m Model) Priced() bool {
 	if m.Free {
 		return true
@@ -103,9 +117,45 @@ func (m Model) Priced() bool {
 	case Audio:
 		return m.AudioPerSecond > 0
 	case Video:
-		return m.VideoPerSecond > 0
+		if len(m.ImageSizes) == 0 {
+			return m.VideoPerSecond > 0
+		}
+		for _, size := range m.ImageSizes {
+			if m.VideoPriceFor(size) <= 0 {
+				return false
+			}
+		}
+		return true
 	}
 	return false
+}
+
+// VideoPrice is the price of one second of video of a size.
+type VideoPrice struct {
+	Size      string
+	PerSecond money.Micros
+}
+
+// VideoPriceFor is the price of a second of video of size: its entry in
+// VideoPrices, else VideoPerSecond.
+func (m Model) VideoPriceFor(size string) money.Micros {
+	for _, p := range m.VideoPrices {
+		if p.Size == size {
+			return p.PerSecond
+		}
+	}
+	return m.VideoPerSecond
+}
+
+// UpstreamSeconds is the length the upstream makes (and the client is
+// billed for) when a client asks for d seconds; ok is false when the model
+// cannot make d.
+func (m Model) UpstreamSeconds(d int) (int, bool) {
+	if slices.Contains(m.VideoDurations, d) {
+		return d, true
+	}
+	s, ok := m.VideoDurationMap[d]
+	return s, ok
 }
 
 // qualityAliases maps OpenAI's DALL·E quality names to gpt-image-1 tiers, so
@@ -154,12 +204,14 @@ func (m Model) ImagePriceFor(size, quality string) (money.Micros, bool) {
 	return best, found
 }
 
-// clone returns m with its slices copied, so a Catalog never shares backing
+// clone returns m with its slices and maps copied, so a Catalog never shares backing
 // arrays with its caller.
 func (m Model) clone() Model {
 	m.Images = slices.Clone(m.Images)
 	m.ImageSizes = slices.Clone(m.ImageSizes)
 	m.VideoDurations = slices.Clone(m.VideoDurations)
+	m.VideoDurationMap = maps.Clone(m.VideoDurationMap)
+	m.VideoPrices = slices.Clone(m.VideoPrices)
 	return m
 }
 

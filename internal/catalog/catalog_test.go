@@ -88,6 +88,11 @@ func TestPriced(t *testing.T) {
 		{Model{Modality: Audio, AudioPerSecond: 1}, true},
 		{Model{Modality: Audio, VideoPerSecond: 1}, false},
 		{Model{Modality: Video, VideoPerSecond: 1}, true},
+		{Model{Modality: Video, ImageSizes: []string{"a", "b"}, VideoPerSecond: 1}, true},
+		{Model{Modality: Video, ImageSizes: []string{"a", "b"}, VideoPrices: []VideoPrice{{Size: "a", PerSecond: 1}, {Size: "b", PerSecond: 2}}}, true},
+		{Model{Modality: Video, ImageSizes: []string{"a", "b"}, VideoPrices: []VideoPrice{{Size: "a", PerSecond: 1}}}, false}, // b unpriced
+		{Model{Modality: Video, ImageSizes: []string{"a"}, VideoPerSecond: 1, VideoPrices: []VideoPrice{{Size: "a"}}}, false}, // a priced at zero
+		{Model{Modality: Video}, false},
 		{Model{Modality: "telepathy", Input: 1}, false},
 	}
 	for _, tt := range tests {
@@ -150,8 +155,12 @@ func TestMediaModels(t *testing.T) {
 		{"whisper-1", Audio, 100, 0, nil, nil},
 		{"gpt-4o-transcribe", Audio, 100, 0, nil, nil},
 		{"gpt-4o-mini-transcribe", Audio, 50, 0, nil, nil},
-		{"sora-2-portrait", Video, 0, 100_000, []string{"720x1280"}, []int{5, 10, 15, 20}},
-		{"sora-2-landscape", Video, 0, 100_000, []string{"1280x720"}, []int{5, 10, 15, 20}},
+		{"sora-2", Video, 0, 100_000, []string{"720x1280", "1280x720"}, []int{4, 8, 12}},
+		{"sora-2-pro", Video, 0, 300_000, []string{"720x1280", "1280x720", "1024x1792", "1792x1024"}, []int{4, 8, 12}},
+		{"veo-3.1-generate-preview", Video, 0, 400_000, []string{"1280x720", "720x1280", "1920x1080", "1080x1920"}, []int{4, 6, 8}},
+		{"veo-2.0-generate-001", Video, 0, 350_000, []string{"1280x720", "720x1280"}, []int{5, 6, 7, 8}},
+		{"demo-video-portrait", Video, 0, 0, []string{"720x1280"}, []int{5, 10, 15, 20}},
+		{"demo-video-landscape", Video, 0, 0, []string{"1280x720"}, []int{5, 10, 15, 20}},
 		{"dall-e-3", Image, 0, 0, []string{"1024x1024", "1792x1024", "1024x1792"}, nil},
 	}
 	for _, tt := range tests {
@@ -167,12 +176,14 @@ func TestJSONRoundTrip(t *testing.T) {
 	m := Model{ID: "x", OwnedBy: "o", Created: 5, Modality: Image, ContextWindow: 10, MaxOutput: 2,
 		Tools: true, Vision: true, Reasoning: true, Tokenizer: "o200k", Input: 1, Output: 1_500_000, CachedInput: 3,
 		Images: []ImagePrice{{Size: "1x1", Quality: "hd", Price: 7}}, AudioPerSecond: 8, VideoPerSecond: 9,
-		ImageSizes: []string{"1x1"}, VideoDurations: []int{5}, Free: true}
+		ImageSizes: []string{"1x1"}, VideoDurations: []int{5}, Free: true,
+		VideoDurationMap: map[int]int{10: 5, 7: 5}, VideoPrices: []VideoPrice{{Size: "1x1", PerSecond: 500_000}}}
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"owned_by":"o"`, `"output":"1.5"`, `"input":"0.000001"`, `"cached_input":"0.000003"`, `"image_sizes":["1x1"]`, `"free":true`} {
+	for _, want := range []string{`"owned_by":"o"`, `"output":"1.5"`, `"input":"0.000001"`, `"cached_input":"0.000003"`, `"image_sizes":["1x1"]`, `"free":true`,
+		`"video_duration_map":{"10":5,"7":5}`, `"video_prices":[{"size":"1x1","per_second":"0.5"}]`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}
@@ -187,6 +198,8 @@ func TestJSONRoundTrip(t *testing.T) {
 		`[{"id":"x","modality":"chat","inptu":"1"}]`,         // unknown key
 		`[{"id":"x","modality":"smell"}]`,
 		`[{"modality":"chat"}]`,
+		`[{"id":"x","modality":"video","video_duration_map":{"five":4}}]`,                // a key that is no number
+		`[{"id":"x","modality":"video","video_prices":[{"size":"1x1","per_second":1}]}]`, // a float price
 	} {
 		if _, err := Decode([]byte(bad)); err == nil {
 			t.Errorf("Decode(%s): want an error", bad)
@@ -204,13 +217,15 @@ func TestFormatPrice(t *testing.T) {
 
 func TestNewCopiesAndDedups(t *testing.T) {
 	sizes := []string{"a"}
-	c := New([]Model{{ID: "b", Modality: Chat}, {ID: "a", ImageSizes: sizes}, {ID: "b", Modality: Embedding}})
-	sizes[0] = "changed"
+	durationMap := map[int]int{5: 4}
+	prices := []VideoPrice{{Size: "a", PerSecond: 1}}
+	c := New([]Model{{ID: "b", Modality: Chat}, {ID: "a", ImageSizes: sizes, VideoDurationMap: durationMap, VideoPrices: prices}, {ID: "b", Modality: Embedding}})
+	sizes[0], durationMap[5], prices[0].PerSecond = "changed", 1, 9
 	if c.Len() != 2 {
 		t.Fatalf("Len = %d", c.Len())
 	}
-	if m, _ := c.Lookup("a"); m.ImageSizes[0] != "a" {
-		t.Error("New must copy the caller's slices")
+	if m, _ := c.Lookup("a"); m.ImageSizes[0] != "a" || m.VideoDurationMap[5] != 4 || m.VideoPrices[0].PerSecond != 1 {
+		t.Error("New must copy the caller's slices and maps")
 	}
 	if m, _ := c.Lookup("b"); m.Modality != Embedding {
 		t.Error("the later duplicate must win")

@@ -32,7 +32,16 @@ type modelJSON struct {
 	VideoPerSecond Price            `json:"video_per_second,omitempty"`
 	ImageSizes     []string         `json:"image_sizes,omitempty"`
 	VideoDurations []int            `json:"video_durations,omitempty"`
-	Free           bool             `json:"free,omitempty"`
+	// VideoDurationMap's keys are written as JSON strings ({"5":4}), the
+	// only form JSON object keys have.
+	VideoDurationMap map[int]int      `json:"video_duration_map,omitempty"`
+	VideoPrices      []videoPriceJSON `json:"video_prices,omitempty"`
+	Free             bool             `json:"free,omitempty"`
+}
+
+type videoPriceJSON struct {
+	Size      string `json:"size"`
+	PerSecond Price  `json:"per_second"`
 }
 
 type imagePriceJSON struct {
@@ -80,10 +89,13 @@ func (m Model) MarshalJSON() ([]byte, error) {
 		Tools: m.Tools, Vision: m.Vision, Reasoning: m.Reasoning, Tokenizer: m.Tokenizer,
 		Input: Price(m.Input), Output: Price(m.Output), CachedInput: Price(m.CachedInput),
 		AudioPerSecond: Price(m.AudioPerSecond), VideoPerSecond: Price(m.VideoPerSecond),
-		ImageSizes: m.ImageSizes, VideoDurations: m.VideoDurations, Free: m.Free,
+		ImageSizes: m.ImageSizes, VideoDurations: m.VideoDurations, VideoDurationMap: m.VideoDurationMap, Free: m.Free,
 	}
 	for _, p := range m.Images {
 		w.Images = append(w.Images, imagePriceJSON{Size: p.Size, Quality: p.Quality, Price: Price(p.Price)})
+	}
+	for _, p := range m.VideoPrices {
+		w.VideoPrices = append(w.VideoPrices, videoPriceJSON{Size: p.Size, PerSecond: Price(p.PerSecond)})
 	}
 	return json.Marshal(w)
 }
@@ -103,10 +115,13 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 		Tools: w.Tools, Vision: w.Vision, Reasoning: w.Reasoning, Tokenizer: w.Tokenizer,
 		Input: money.Micros(w.Input), Output: money.Micros(w.Output), CachedInput: money.Micros(w.CachedInput),
 		AudioPerSecond: money.Micros(w.AudioPerSecond), VideoPerSecond: money.Micros(w.VideoPerSecond),
-		ImageSizes: w.ImageSizes, VideoDurations: w.VideoDurations, Free: w.Free,
+		ImageSizes: w.ImageSizes, VideoDurations: w.VideoDurations, VideoDurationMap: w.VideoDurationMap, Free: w.Free,
 	}
 	for _, p := range w.Images {
 		m.Images = append(m.Images, ImagePrice{Size: p.Size, Quality: p.Quality, Price: money.Micros(p.Price)})
+	}
+	for _, p := range w.VideoPrices {
+		m.VideoPrices = append(m.VideoPrices, VideoPrice{Size: p.Size, PerSecond: money.Micros(p.PerSecond)})
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package catalog
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // OverrideFields is a set of Model fields an Override gives, so a config
 // that sets only a price leaves the built-in context window, capabilities
@@ -28,6 +31,8 @@ const (
 	SetImageSizes
 	SetVideoDurations
 	SetFree
+	SetVideoPrices
+	SetVideoDurationMap
 )
 
 // Has reports whether every field in f2 is in f.
@@ -126,6 +131,12 @@ func apply(m Model, o Override) Model {
 	}
 	if set.Has(SetFree) {
 		m.Free = src.Free
+	}
+	if set.Has(SetVideoPrices) {
+		m.VideoPrices = slices.Clone(src.VideoPrices)
+	}
+	if set.Has(SetVideoDurationMap) {
+		m.VideoDurationMap = maps.Clone(src.VideoDurationMap)
 	}
 	return m
 }

@@ -59,6 +59,7 @@ type Config struct {
 	Billing         Billing          `yaml:"billing"`
 	Images          Images           `yaml:"images"`
 	Fetch           Fetch            `yaml:"fetch"`  // image URLs the gateway downloads for a vendor
+	Video           Video            `yaml:"video"`  // asynchronous video generation tasks
 	Models          []ModelConfig    `yaml:"models"` // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`      // file it was loaded from; "" for the built-in default
 
@@ -346,6 +347,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyImagesDefaults()
 	c.applyFetchDefaults()
 	c.applyUsageDefaults()
+	c.applyVideoDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

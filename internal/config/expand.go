@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/modelgate/modelgate/internal/catalog"
 )
@@ -50,10 +51,15 @@ func (p Provider) Vendor() string {
 	return ""
 }
 
+// builtinCatalog decodes the embedded catalog once: a Catalog is immutable,
+// so every Validate and Catalog call can share it, and decoding it (some
+// milliseconds) on each would slow every config check.
+var builtinCatalog = sync.OnceValues(catalog.Builtin)
+
 // Catalog is the built-in catalog with the models section applied: the set
 // of models a provider's patterns expand over and the gateway prices by.
 func (c *Config) Catalog() (*catalog.Catalog, error) {
-	b, err := catalog.Builtin()
+	b, err := builtinCatalog()
 	if err != nil {
 		return nil, fmt.Errorf("model catalog: %w", err)
 	}
@@ -61,11 +67,9 @@ func (c *Config) Catalog() (*catalog.Catalog, error) {
 }
 
 // expandable reports whether a catalog model can be served by expanding a
-// pattern: it has a price (or is free) and a modality the gateway has an
-// endpoint for. Video has none yet (/v1/videos comes later), so video
-// models are served only when listed by id.
+// pattern: it has a price (or is free).
 func expandable(m catalog.Model) bool {
-	return m.Priced() && m.Modality != catalog.Video
+	return m.Priced()
 }
 
 // ExpandModels resolves every provider's models list against cat (the
@@ -162,15 +166,9 @@ func (c *Config) expandPatterns(i int, patterns []ModelRef, explicit map[string]
 	var refs []ModelRef
 	for _, m := range valid {
 		pat := patternOf(m.ID)
-		matched, video := 0, 0
+		matched := 0
 		for _, cm := range all {
-			if cm.OwnedBy != vendor || !matchModel(pat, cm.ID) {
-				continue
-			}
-			if !expandable(cm) {
-				if cm.Modality == catalog.Video && cm.Priced() {
-					video++
-				}
+			if cm.OwnedBy != vendor || !matchModel(pat, cm.ID) || !expandable(cm) {
 				continue
 			}
 			matched++
@@ -179,27 +177,11 @@ func (c *Config) expandPatterns(i int, patterns []ModelRef, explicit map[string]
 				refs = append(refs, ModelRef{ID: cm.ID, Upstream: prefix + cm.ID, Line: m.Line})
 			}
 		}
-		switch {
-		case matched == 0 && video > 0:
-			problem(m, true, "pattern %q matches no priced %s model in the catalog (%d video model(s) match, "+
-				"but patterns skip video models: the gateway has no video endpoint yet)", m.ID, vendor, video)
-		case matched == 0:
+		if matched == 0 {
 			problem(m, true, "pattern %q matches no priced %s model in the catalog", m.ID, vendor)
 		}
 	}
 	return refs, problems
-}
-
-// hasPatterns reports whether any provider lists a pattern, the only case that needs the catalog.
-func (c *Config) hasPatterns() bool {
-	for _, p := range c.Providers {
-		for _, m := range p.Models {
-			if IsPattern(m.ID) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // matchModel reports whether a catalog id matches a models pattern. As in

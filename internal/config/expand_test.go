@@ -66,12 +66,12 @@ func TestExpandModels(t *testing.T) {
 			p:    Provider{Type: "anthropic", Models: ModelList{{ID: "claude-opus-*"}, {ID: "claude-*-4-*"}}},
 			want: []string{"claude-opus-4-1", "claude-haiku-4-5"}},
 		{name: "only the vendor's models", p: Provider{Type: "openai", BaseURL: "https://api.openai.com/v1", Models: ModelList{{ID: "*"}}},
-			want: []string{"dall-e-3", "gpt-4o", "gpt-4o-mini"}}, // not sora-2 (video), not phi-4 (azure)
+			want: []string{"dall-e-3", "gpt-4o", "gpt-4o-mini", "sora-2"}}, // not phi-4 (azure)
 		{name: "no match is a warning", p: Provider{Type: "anthropic", Models: ModelList{{ID: "gpt-*"}, {ID: "claude-2"}}},
 			want:     []string{"claude-2"},
 			problems: []string{`warning: line 7: provider "p": pattern "gpt-*" matches no priced anthropic model in the catalog`}},
-		{name: "video only matches say so", p: Provider{Type: "openai", BaseURL: "https://api.openai.com/v1", Models: ModelList{{ID: "sora-*"}}},
-			problems: []string{"warning: line 7: " + `provider "p": pattern "sora-*" matches no priced openai model in the catalog (1 video model(s) match, but patterns skip video models`}},
+		{name: "video models expand too", p: Provider{Type: "openai", BaseURL: "https://api.openai.com/v1", Models: ModelList{{ID: "sora-*"}}},
+			want: []string{"sora-2"}},
 		{name: "unknown vendor is an error", p: Provider{Type: "openai", BaseURL: "http://localhost:8000/v1", Models: ModelList{{ID: "qwen3-8b"}, {ID: "llama-*"}}},
 			want:     []string{"qwen3-8b"},
 			problems: []string{`error: line 7: provider "p": cannot tell whose catalog models "llama-*" means`}},

@@ -73,6 +73,7 @@ var (
 		reflect.TypeFor[Images]():           "images",
 		reflect.TypeFor[ImagesS3]():         "images s3",
 		reflect.TypeFor[Fetch]():            "fetch",
+		reflect.TypeFor[Video]():            "video",
 	}
 )
 

@@ -184,6 +184,9 @@ var (
 		"config.ModelConfig":        "a model mapping like {id: gpt-4o-mini, input: 0.15}",
 		"[]config.ImagePriceConfig": "a list of image prices", "config.ImagePriceConfig": "a mapping like {size: 1024x1024, price: 0.04}",
 		"*int64": "an integer", "*string": "a string", "*bool": "true or false",
+		"[]int": "a list of whole seconds like [4, 8, 12]", "map[int]int": "a mapping of seconds like {5: 4, 10: 8}",
+		"map[string]config.Amount": "a mapping of sizes to prices like {1792x1024: 0.5}",
+		"config.Video":             "a mapping like {timeout: 30m}",
 	}
 	yamlTagNames = map[string]string{
 		"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean",

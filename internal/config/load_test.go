@@ -216,7 +216,6 @@ func TestLoadProblems(t *testing.T) {
 			{7, true, `provider "anthropic": pattern "gpt-*" matches no priced anthropic model in the catalog`},
 			{8, false, `provider "anthropic": invalid model pattern "claude-[opus"`},
 			{9, false, `provider "anthropic": pattern "claude-opus-*" cannot have an upstream`},
-			{14, true, `provider "openai": pattern "sora-*" matches no priced openai model in the catalog (2 video model(s) match, but patterns skip video models`},
 		}},
 		{file: "idle_over_timeout.yaml", want: []want{{5, true, "idle_timeout (1m0s) is longer than timeout (30s)"}}},
 

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/money"
@@ -26,9 +28,9 @@ type Billing struct {
 }
 
 // ModelConfig overrides or adds one entry of the built-in model catalog.
-// Pointer fields are nil when the file leaves them out, so only the settings
-// written change the catalog; prices are per million tokens (or per image,
-// per second) in currency units.
+// Pointer fields are nil when the file leaves them out (and slices and maps
+// nil), so only the settings written change the catalog; prices are per
+// million tokens (or per image, per second) in currency units.
 type ModelConfig struct {
 	ID             string             `yaml:"id"`
 	OwnedBy        *string            `yaml:"owned_by"`
@@ -41,8 +43,20 @@ type ModelConfig struct {
 	Images         []ImagePriceConfig `yaml:"images"`
 	AudioPerSecond *Amount            `yaml:"audio_per_second"`
 	VideoPerSecond *Amount            `yaml:"video_per_second"`
-	Free           *bool              `yaml:"free"`
-	Line           int                `yaml:"-"`
+	// Sizes are the sizes (WxH) an image or video model accepts, the first
+	// the default; for an image model, images: already implies them.
+	Sizes []string `yaml:"sizes"`
+	// VideoPrices are per-second prices of the video sizes that cost other
+	// than video_per_second ({1792x1024: 0.5}).
+	VideoPrices map[string]Amount `yaml:"video_prices"`
+	// VideoDurations are the seconds the upstream makes, the first the
+	// default ([4, 8, 12] for Sora).
+	VideoDurations []int `yaml:"video_durations"`
+	// VideoDurationMap maps a length a client may ask for that the
+	// upstream does not make to the one it is asked for and billed ({5: 4}).
+	VideoDurationMap map[int]int `yaml:"video_duration_map"`
+	Free             *bool       `yaml:"free"`
+	Line             int         `yaml:"-"`
 }
 
 // ImagePriceConfig is the price of one image of a size and quality.
@@ -138,6 +152,21 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 			for _, p := range mc.Images {
 				m.Images = append(m.Images, catalog.ImagePrice{Size: p.Size, Quality: p.Quality, Price: money.Micros(p.Price)})
 			}
+		}
+		if mc.Sizes != nil {
+			m.ImageSizes, *set = slices.Clone(mc.Sizes), *set|catalog.SetImageSizes
+		}
+		if mc.VideoPrices != nil {
+			*set |= catalog.SetVideoPrices
+			for _, size := range slices.Sorted(maps.Keys(mc.VideoPrices)) {
+				m.VideoPrices = append(m.VideoPrices, catalog.VideoPrice{Size: size, PerSecond: money.Micros(mc.VideoPrices[size])})
+			}
+		}
+		if mc.VideoDurations != nil {
+			m.VideoDurations, *set = slices.Clone(mc.VideoDurations), *set|catalog.SetVideoDurations
+		}
+		if mc.VideoDurationMap != nil {
+			m.VideoDurationMap, *set = maps.Clone(mc.VideoDurationMap), *set|catalog.SetVideoDurationMap
 		}
 		if mc.Free != nil {
 			m.Free, *set = *mc.Free, *set|catalog.SetFree

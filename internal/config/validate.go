@@ -24,18 +24,25 @@ func (c *Config) Validate() []Problem {
 	v := &validator{c: c}
 	v.server()
 	v.providers()
-	v.groups(v.expand())
+	cat := v.catalog()
+	served := v.expand(cat)
+	v.groups(served)
 	v.billing()
 	v.catalogModels()
+	v.videoModels(cat, served)
 	v.imageStore()
 	v.fetchLimits()
 	v.usageRetention()
+	v.videoSettings()
 	return sortProblems(v.problems)
 }
 
 type validator struct {
 	c        *Config
 	problems []Problem
+	// reported marks, per models entry, the video fields whose values
+	// were already reported as malformed (see flag).
+	reported map[int]catalog.OverrideFields
 }
 
 func (v *validator) errorf(line int, format string, args ...any) {
@@ -235,18 +242,22 @@ func (v *validator) headers(p *Provider, label, base string) {
 	}
 }
 
-// expand resolves the providers' model patterns (reporting their problems)
-// and returns what each provider serves.
-func (v *validator) expand() [][]ModelRef {
-	c := v.c
-	var cat *catalog.Catalog
-	if c.hasPatterns() {
-		var err error
-		if cat, err = c.Catalog(); err != nil {
-			v.errorf(0, "%v", err)
-		}
+// catalog builds the effective catalog (the built-in one with the models
+// section applied), which patterns expand over and served video models are
+// checked against; nil (reported) if it cannot be built.
+func (v *validator) catalog() *catalog.Catalog {
+	cat, err := v.c.Catalog()
+	if err != nil {
+		v.errorf(0, "%v", err)
+		return nil
 	}
-	served, problems := c.ExpandModels(cat)
+	return cat
+}
+
+// expand resolves the providers' model patterns over cat (reporting their
+// problems) and returns what each provider serves.
+func (v *validator) expand(cat *catalog.Catalog) [][]ModelRef {
+	served, problems := v.c.ExpandModels(cat)
 	v.problems = append(v.problems, problems...)
 	return served
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,10 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 )
 
-var (
-	currencyRe  = regexp.MustCompile(`^[A-Z]{3}$`)
-	imageSizeRe = regexp.MustCompile(`^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$`)
-)
+var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
 
 // maxPriceRatio is the largest group price_ratio (100×), far above any real
 // markup, so a misplaced decimal point is caught.
@@ -77,9 +75,144 @@ func (v *validator) catalogModels() {
 			{"audio_per_second", m.AudioPerSecond}, {"video_per_second", m.VideoPerSecond}} {
 			if p.val != nil && *p.val < 0 {
 				v.errorf(at(p.key), "%s: %s must not be negative, got %s", label, p.key, catalog.FormatPrice(money.Micros(*p.val)))
+				if p.key == "video_per_second" {
+					v.flag(i, catalog.SetVideoPerSecond)
+				}
 			}
 		}
 		v.images(m, label, base, at)
+		v.videoFields(i, m, label, base, at)
+	}
+}
+
+// videoKeys are the models-section keys of the catalog fields a
+// catalog.VideoIssue can name.
+var videoKeys = map[catalog.OverrideFields]string{
+	catalog.SetVideoDurations:   "video_durations",
+	catalog.SetImageSizes:       "sizes",
+	catalog.SetVideoDurationMap: "video_duration_map",
+	catalog.SetVideoPrices:      "video_prices",
+	catalog.SetVideoPerSecond:   "video_per_second",
+}
+
+// flag records that model entry i has a field already reported as written
+// wrong, so videoModels does not report it again in other words.
+func (v *validator) flag(i int, f catalog.OverrideFields) {
+	if v.reported == nil {
+		v.reported = map[int]catalog.OverrideFields{}
+	}
+	v.reported[i] |= f
+}
+
+// videoFields checks the form of one model entry's sizes and video
+// settings, whatever the model's modality; whether they fit together is
+// videoModels' business.
+func (v *validator) videoFields(i int, m ModelConfig, label, base string, at func(string) int) {
+	c := v.c
+	for j, size := range m.Sizes {
+		if !catalog.ValidSize(size) {
+			v.errorf(c.line(base+".sizes."+strconv.Itoa(j), at("sizes")), "%s: size %q must look like 1280x720", label, size)
+			v.flag(i, catalog.SetImageSizes)
+		}
+	}
+	for j, d := range m.VideoDurations {
+		if d < 1 || d > catalog.MaxVideoSeconds {
+			v.errorf(c.line(base+".video_durations."+strconv.Itoa(j), at("video_durations")),
+				"%s: video_durations: %d must be from 1 to %d seconds", label, d, catalog.MaxVideoSeconds)
+			v.flag(i, catalog.SetVideoDurations)
+		}
+	}
+	for _, size := range slices.Sorted(maps.Keys(m.VideoPrices)) {
+		line := c.line(base+".video_prices."+size, at("video_prices"))
+		if !catalog.ValidSize(size) {
+			v.errorf(line, "%s: video_prices: size %q must look like 1280x720", label, size)
+			v.flag(i, catalog.SetVideoPrices)
+		}
+		if p := m.VideoPrices[size]; p < 0 {
+			v.errorf(line, "%s: video_prices: the price of %s must not be negative, got %s", label, size, catalog.FormatPrice(money.Micros(p)))
+			v.flag(i, catalog.SetVideoPrices|catalog.SetVideoPerSecond)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.VideoDurationMap)) {
+		if d := m.VideoDurationMap[k]; k < 1 || k > catalog.MaxVideoSeconds || d < 1 || d > catalog.MaxVideoSeconds {
+			v.errorf(c.line(base+".video_duration_map."+strconv.Itoa(k), at("video_duration_map")),
+				"%s: video_duration_map: %d: %d: seconds must be from 1 to %d", label, k, d, catalog.MaxVideoSeconds)
+			v.flag(i, catalog.SetVideoDurationMap)
+		}
+	}
+}
+
+// videoModels checks every video model a configured provider serves, as
+// the effective catalog has it (built in, overridden or added), against
+// catalog.VideoIssues: durations, sizes, a price per second or free, and a
+// duration map into the durations. An issue is reported at the models
+// entry's key when the model has one, else at the provider's model.
+func (v *validator) videoModels(cat *catalog.Catalog, served [][]ModelRef) {
+	c := v.c
+	if cat == nil {
+		return
+	}
+	type origin struct {
+		provider string
+		line     int
+	}
+	from := map[string]origin{}
+	var ids []string
+	add := func(id string, o origin) {
+		if _, ok := from[id]; !ok {
+			from[id] = o
+			ids = append(ids, id)
+		}
+	}
+	for i, p := range c.Providers {
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i+1)
+		}
+		for _, m := range served[i] {
+			line := m.Line
+			if line == 0 {
+				line = c.line(fmt.Sprintf("providers.%d.models", i), p.Line)
+			}
+			add(m.ID, origin{name, line})
+		}
+		if p.Type == "demo" && len(p.Models) == 0 { // every demo model
+			for _, m := range cat.All() {
+				if m.OwnedBy == "demo" {
+					add(m.ID, origin{name, p.Line})
+				}
+			}
+		}
+	}
+	entry := map[string]int{}
+	for i, m := range c.Models {
+		if _, dup := entry[m.ID]; !dup && m.ID != "" {
+			entry[m.ID] = i
+		}
+	}
+	for _, id := range ids {
+		m, ok := cat.Lookup(id)
+		if !ok || m.Modality != catalog.Video {
+			continue
+		}
+		o := from[id]
+		i, configured := entry[id]
+		for _, is := range m.VideoIssues() {
+			key := videoKeys[is.Field]
+			if !configured {
+				v.errorf(o.line, "provider %q: video model %q: %s: %s", o.provider, id, key, is.Message)
+				continue
+			}
+			if v.reported[i]&is.Field != 0 {
+				continue
+			}
+			base := "models." + strconv.Itoa(i)
+			line := c.Models[i].Line
+			if line == 0 {
+				line = c.line(base, c.line("models", 0))
+			}
+			v.errorf(c.line(base+"."+key, line), "model %q (video, served by provider %q): %s: %s", id, o.provider, key, is.Message)
+		}
 	}
 }
 
@@ -91,7 +224,7 @@ func (v *validator) images(m ModelConfig, label, base string, at func(string) in
 		switch {
 		case p.Size == "":
 			v.errorf(il, "%s: image price #%d needs a size like 1024x1024", label, j+1)
-		case !imageSizeRe.MatchString(p.Size):
+		case !catalog.ValidSize(p.Size):
 			v.errorf(v.c.line(base+".images."+strconv.Itoa(j)+".size", il), "%s: image size %q must look like 1024x1024", label, p.Size)
 		case seen[[2]string{p.Size, p.Quality}]:
 			v.errorf(il, "%s: duplicate image price for size %s quality %q", label, p.Size, p.Quality)

@@ -29,12 +29,11 @@ func extraModels() []catalog.Model {
 			catalog.ImagePrice{Size: size, Quality: "medium", Price: medium},
 			catalog.ImagePrice{Size: size, Quality: "high", Price: high})
 	}
-	videoDurations := []int{5, 10, 15, 20}
 	demo := func(id string) catalog.Model {
 		return catalog.Model{ID: id, OwnedBy: "demo", Created: demoCreated, Modality: catalog.Chat,
 			ContextWindow: 128000, MaxOutput: 4096, OutputLimited: true, Tools: true, Free: true}
 	}
-	return []catalog.Model{
+	return append([]catalog.Model{
 		{ID: "dall-e-3", OwnedBy: "openai", Created: date("2023-11-06"), Modality: catalog.Image,
 			ImageSizes: []string{"1024x1024", "1792x1024", "1024x1792"},
 			Images: []catalog.ImagePrice{
@@ -66,11 +65,6 @@ func extraModels() []catalog.Model {
 			ContextWindow: 16000, Tokenizer: "o200k", AudioPerSecond: 100},
 		{ID: "gpt-4o-mini-transcribe", OwnedBy: "openai", Created: date("2025-03-20"), Modality: catalog.Audio,
 			ContextWindow: 16000, Tokenizer: "o200k", AudioPerSecond: 50},
-		// Video: $0.10 a second; one fixed size per orientation.
-		{ID: "sora-2-portrait", OwnedBy: "openai", Created: date("2025-10-06"), Modality: catalog.Video,
-			VideoPerSecond: usd(100), ImageSizes: []string{"720x1280"}, VideoDurations: videoDurations},
-		{ID: "sora-2-landscape", OwnedBy: "openai", Created: date("2025-10-06"), Modality: catalog.Video,
-			VideoPerSecond: usd(100), ImageSizes: []string{"1280x720"}, VideoDurations: videoDurations},
 		demo("demo-chat"),
 		demo("demo-echo"),
 		// The demo models of the other endpoints, free and offline too.
@@ -81,5 +75,67 @@ func extraModels() []catalog.Model {
 		{ID: "demo-image", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Image, Free: true,
 			ImageSizes: []string{"256x256", "512x512", "1024x1024"}},
 		{ID: "demo-transcribe", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Audio, Free: true},
+	}, videoModels()...)
+}
+
+// Video sizes, the vendor's default first: Sora's (OpenAI's VideoSize
+// enum; 720x1280 by default) and Veo's 720p and 1080p at 16:9 and 9:16 (its
+// aspectRatio and resolution parameters; 16:9 720p by default).
+var (
+	sizeSora    = []string{"720x1280", "1280x720"}
+	sizeSoraPro = []string{"720x1280", "1280x720", "1024x1792", "1792x1024"}
+	sizeVeo720  = []string{"1280x720", "720x1280"}
+	sizeVeo1080 = []string{"1280x720", "720x1280", "1920x1080", "1080x1920"}
+)
+
+// videoModels are the video models, billed per second of video made. Each
+// lists the seconds its upstream makes, shortest (the default) first, and maps
+// the other lengths a client may ask for (our spec's 5, 10, 15, 20 s) to
+// the longest the upstream makes that is not longer, which is what the
+// client pays for; lengths in neither are refused.
+//
+// Sources (list prices in USD, checked for the 2026-11-01 snapshot):
+//   - Sora: https://platform.openai.com/docs/pricing (Video) and the
+//     /v1/videos reference (seconds "4", "8", "12"; sizes 720x1280 and
+//     1280x720, plus 1024x1792 and 1792x1024 for sora-2-pro).
+//   - Veo: https://ai.google.dev/gemini-api/docs/pricing (Veo, video with
+//     audio, per second; Veo 3.1 Fast cut on 2026-04-07 to $0.10 at 720p
+//     and $0.12 at 1080p) and https://ai.google.dev/gemini-api/docs/video
+//     (durationSeconds 4, 6, 8 for Veo 3 and 3.1, 5 to 8 for Veo 2;
+//     resolution 720p or 1080p for Veo 3 and 3.1, 720p for Veo 2;
+//     aspectRatio 16:9 or 9:16). The docs allow 1080p only with 8 s; the
+//     catalog cannot say that, so the Veo adapter must.
+func videoModels() []catalog.Model {
+	sora := map[int]int{5: 4, 10: 8, 15: 12}
+	veo3 := map[int]int{5: 4, 10: 8}
+	veo := func(id, created string, sizes []string, perSecond money.Micros, durations []int, durationMap map[int]int, prices ...catalog.VideoPrice) catalog.Model {
+		return catalog.Model{ID: id, OwnedBy: "google", Created: date(created), Modality: catalog.Video,
+			VideoPerSecond: perSecond, VideoPrices: prices, ImageSizes: sizes, VideoDurations: durations, VideoDurationMap: durationMap}
+	}
+	fast1080p := []catalog.VideoPrice{{Size: "1920x1080", PerSecond: usd(120)}, {Size: "1080x1920", PerSecond: usd(120)}}
+	demoVideo := func(id, size string) catalog.Model {
+		return catalog.Model{ID: id, OwnedBy: "demo", Created: demoCreated, Modality: catalog.Video, Free: true,
+			ImageSizes: []string{size}, VideoDurations: []int{5, 10, 15, 20}}
+	}
+	return []catalog.Model{
+		// sora-2: $0.10 a second at both sizes.
+		{ID: "sora-2", OwnedBy: "openai", Created: date("2025-10-06"), Modality: catalog.Video,
+			VideoPerSecond: usd(100), ImageSizes: sizeSora, VideoDurations: []int{4, 8, 12}, VideoDurationMap: sora},
+		// sora-2-pro: $0.30 a second at 720p, $0.50 at 1024x1792 and 1792x1024.
+		{ID: "sora-2-pro", OwnedBy: "openai", Created: date("2025-10-06"), Modality: catalog.Video,
+			VideoPerSecond: usd(300), ImageSizes: sizeSoraPro, VideoDurations: []int{4, 8, 12}, VideoDurationMap: sora,
+			VideoPrices: []catalog.VideoPrice{{Size: "1024x1792", PerSecond: usd(500)}, {Size: "1792x1024", PerSecond: usd(500)}}},
+		// Veo 3.1: $0.40 a second at 720p and 1080p.
+		veo("veo-3.1-generate-preview", "2025-10-15", sizeVeo1080, usd(400), []int{4, 6, 8}, veo3),
+		// Veo 3.1 Fast: $0.10 a second at 720p, $0.12 at 1080p.
+		veo("veo-3.1-fast-generate-preview", "2025-10-15", sizeVeo1080, usd(100), []int{4, 6, 8}, veo3, fast1080p...),
+		// Veo 3 and Veo 3 Fast: $0.40 and $0.15 a second.
+		veo("veo-3.0-generate-001", "2025-09-09", sizeVeo1080, usd(400), []int{4, 6, 8}, veo3),
+		veo("veo-3.0-fast-generate-001", "2025-09-09", sizeVeo1080, usd(150), []int{4, 6, 8}, veo3),
+		// Veo 2: $0.35 a second, 720p only; 15 and 20 s are refused.
+		veo("veo-2.0-generate-001", "2025-04-09", sizeVeo720, usd(350), []int{5, 6, 7, 8}, map[int]int{10: 8}),
+		// The demo provider's videos: free, offline, and every spec length.
+		demoVideo("demo-video-portrait", "720x1280"),
+		demoVideo("demo-video-landscape", "1280x720"),
 	}
 }
