@@ -200,7 +200,8 @@ func TestModels(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := ids(g.keys["basic"]), []string{"demo-chat", "demo-echo", "demo-embed", "demo-image", "demo-instruct", "demo-transcribe", "gpt-4o-mini"}; !reflect.DeepEqual(got, want) {
+	if got, want := ids(g.keys["basic"]), []string{"demo-chat", "demo-echo", "demo-embed", "demo-image", "demo-instruct", "demo-transcribe",
+		"demo-video-landscape", "demo-video-portrait", "gpt-4o-mini"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("basic group sees %v, want %v", got, want)
 	}
 	if got := ids(g.keys["default"]); len(got) != len(upstreamModels)+len(demo.Models)+1 {

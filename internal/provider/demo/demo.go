@@ -17,8 +17,9 @@ import (
 
 // Models are the ids the demo provider serves: chat models, and one model
 // for each other endpoint (embeddings, legacy completions, images, audio
-// transcription).
-var Models = []string{"demo-chat", "demo-echo", "demo-embed", "demo-instruct", "demo-image", "demo-transcribe"}
+// transcription), two for videos (portrait and landscape).
+var Models = []string{"demo-chat", "demo-echo", "demo-embed", "demo-instruct", "demo-image", "demo-transcribe",
+	VideoPortrait, VideoLandscape}
 
 // OwnedBy is the vendor label of every demo model, so /v1/models shows
 // clearly that they are not real models.
@@ -26,6 +27,10 @@ const OwnedBy = "demo"
 
 // Provider answers chat requests offline.
 type Provider struct {
+	// VideoDelay is how long a video job takes to succeed; 0 means
+	// DefaultVideoDelay. Set it before use.
+	VideoDelay time.Duration
+
 	now func() time.Time
 }
 
