@@ -1,0 +1,306 @@
+package gemini
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+)
+
+// The Gemini API documents no cancel for a Veo operation (only tuning
+// operations and batches have one), so the client does not implement
+// provider.VideoCanceller.
+var _ provider.VideoMaker = (*Client)(nil)
+
+// veoRequest is the body of POST models/{model}:predictLongRunning, as
+// google.golang.org/genai builds it for the Gemini API
+// (generateVideosParametersToMldev): instances[0] and parameters.
+type veoRequest struct {
+	Instances  []veoInstance `json:"instances"`
+	Parameters veoParameters `json:"parameters"`
+}
+
+type veoInstance struct {
+	Prompt string    `json:"prompt"`
+	Image  *veoImage `json:"image,omitempty"`
+}
+
+type veoImage struct {
+	BytesBase64Encoded string `json:"bytesBase64Encoded"`
+	MIMEType           string `json:"mimeType"`
+}
+
+type veoParameters struct {
+	AspectRatio     string `json:"aspectRatio"`
+	DurationSeconds int    `json:"durationSeconds,omitempty"`
+	Resolution      string `json:"resolution,omitempty"`
+}
+
+// veoOperation is a google.longrunning.Operation as the Gemini API sends
+// it for Veo: the result sits under response.generateVideoResponse.
+type veoOperation struct {
+	Name     string     `json:"name"`
+	Done     bool       `json:"done"`
+	Error    *wireError `json:"error"`
+	Response *struct {
+		GenerateVideoResponse *struct {
+			GeneratedSamples []struct {
+				Video *struct {
+					URI string `json:"uri"`
+				} `json:"video"`
+			} `json:"generatedSamples"`
+			RaiMediaFilteredCount   int      `json:"raiMediaFilteredCount"`
+			RaiMediaFilteredReasons []string `json:"raiMediaFilteredReasons"`
+		} `json:"generateVideoResponse"`
+	} `json:"response"`
+}
+
+// veoSizes are the sizes Veo makes: "WxH" → aspect ratio and resolution.
+var veoSizes = map[string][2]string{
+	"1280x720": {"16:9", "720p"}, "720x1280": {"9:16", "720p"},
+	"1920x1080": {"16:9", "1080p"}, "1080x1920": {"9:16", "1080p"},
+}
+
+// operationName matches what Veo names its operations
+// (models/veo-3.1-generate-preview/operations/abc): path segments, no
+// dot-segments, nothing that could leave {base}/ when appended to it.
+var operationName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`)
+
+// maxVideoError bounds the vendor's failure reason kept on a job.
+const maxVideoError = 2000
+
+// StartVideo posts the request to models/{model}:predictLongRunning. The
+// size becomes aspectRatio and, for 1080p, resolution (720p is Veo's
+// default and Veo 2 takes no resolution at all); an image becomes the
+// first frame.
+func (c *Client) StartVideo(ctx context.Context, req *provider.VideoRequest) (provider.VideoJob, error) {
+	sz, ok := veoSizes[req.Size]
+	if !ok {
+		return provider.VideoJob{}, apierr.Invalid("size", "Invalid value for 'size': '%s'. The model '%s' makes 1280x720, 720x1280, 1920x1080 and 1080x1920 videos.",
+			req.Size, req.PublicModel)
+	}
+	body := veoRequest{Instances: []veoInstance{{Prompt: req.Prompt}},
+		Parameters: veoParameters{AspectRatio: sz[0], DurationSeconds: req.Seconds}}
+	if sz[1] != "720p" {
+		body.Parameters.Resolution = sz[1]
+	}
+	if img := req.Image; img != nil {
+		body.Instances[0].Image = &veoImage{BytesBase64Encoded: base64.StdEncoding.EncodeToString(img.Data), MIMEType: img.MIMEType}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return provider.VideoJob{}, fmt.Errorf("gemini %s: encode veo request: %w", c.name, err)
+	}
+	answer, err := c.unary(ctx, req.UpstreamModel, ":predictLongRunning", b)
+	if err != nil {
+		return provider.VideoJob{}, err
+	}
+	job, err := c.veoJob(answer)
+	if err == nil && job.State == provider.VideoRunning {
+		job.State = provider.VideoQueued // just accepted: Veo does not tell queued from running
+	}
+	return job, err
+}
+
+// VideoStatus reads GET {base}/{operation name}.
+func (c *Client) VideoStatus(ctx context.Context, upstreamModel, id string) (provider.VideoJob, error) {
+	if !validOperation(id) {
+		return provider.VideoJob{}, fmt.Errorf("gemini %s: %q is not an operation name", c.name, id)
+	}
+	k := c.start(ctx)
+	defer k.Release()
+	resp, err := c.veoGet(k, c.base+"/"+id, "application/json", id)
+	if err != nil {
+		return provider.VideoJob{}, err
+	}
+	defer resp.Body.Close()
+	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
+	if err != nil {
+		return provider.VideoJob{}, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	return c.veoJob(b)
+}
+
+func validOperation(name string) bool {
+	if !operationName.MatchString(name) || !strings.Contains(name, "operations/") {
+		return false
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// veoJob maps an operation: not done → running; done with an error →
+// failed with its message; done with a video → succeeded with the file
+// URI as Ref (refused, as failed, when it is not on the configured host);
+// done without one (the safety filter) → failed with the vendor's reasons.
+func (c *Client) veoJob(b []byte) (provider.VideoJob, error) {
+	var op veoOperation
+	if err := json.Unmarshal(b, &op); err != nil {
+		return provider.VideoJob{}, provider.BadResponse(c.name, fmt.Errorf("veo operation: %w", err))
+	}
+	if !validOperation(op.Name) {
+		return provider.VideoJob{}, provider.BadResponse(c.name, fmt.Errorf("veo operation name %q", op.Name))
+	}
+	job := provider.VideoJob{ID: op.Name, State: provider.VideoRunning}
+	switch {
+	case !op.Done:
+		return job, nil
+	case op.Error != nil:
+		job.State, job.Error = provider.VideoFailed, "The upstream provider could not generate the video."
+		if op.Error.Message != "" {
+			job.Error = clip(op.Error.Message)
+		}
+		return job, nil
+	}
+	job.State = provider.VideoFailed
+	var r = op.Response
+	if r == nil || r.GenerateVideoResponse == nil {
+		job.Error = "The upstream provider finished without a video."
+		return job, nil
+	}
+	for _, s := range r.GenerateVideoResponse.GeneratedSamples {
+		if s.Video == nil || s.Video.URI == "" {
+			continue
+		}
+		if !c.onOurHost(s.Video.URI) {
+			job.Error = "The upstream provider named a download location on another host; the gateway refused it."
+			return job, nil
+		}
+		job.State, job.Ref, job.Progress = provider.VideoSucceeded, s.Video.URI, 100
+		return job, nil
+	}
+	job.Error = "The upstream provider's safety system blocked the video."
+	if reasons := r.GenerateVideoResponse.RaiMediaFilteredReasons; len(reasons) > 0 {
+		job.Error = clip(job.Error + " " + strings.Join(reasons, " "))
+	} else if r.GenerateVideoResponse.RaiMediaFilteredCount == 0 {
+		job.Error = "The upstream provider finished without a video."
+	}
+	return job, nil
+}
+
+// onOurHost reports whether u is on the configured base URL's scheme and
+// host, the only place the API key may go.
+func (c *Client) onOurHost(u string) bool {
+	pu, err := url.Parse(u)
+	base, berr := url.Parse(c.base)
+	return err == nil && berr == nil && pu.User == nil && pu.Scheme == base.Scheme && strings.EqualFold(pu.Host, base.Host)
+}
+
+// VideoContent streams the file the job's Ref names, with the API key
+// header (never a key in the URL), after checking again that the URI is
+// on the configured host.
+func (c *Client) VideoContent(ctx context.Context, job provider.VideoJob) (*provider.VideoContent, error) {
+	if job.Ref == "" || !c.onOurHost(job.Ref) {
+		return nil, provider.BadResponse(c.name, fmt.Errorf("veo job %s: refusing to download from a location outside the base URL", job.ID))
+	}
+	k := c.start(ctx)
+	resp, err := c.veoGet(k, job.Ref, "video/mp4", job.ID)
+	if err != nil {
+		k.Release()
+		return nil, err
+	}
+	return &provider.VideoContent{Body: &veoBody{r: k.Reader(resp.Body), c: resp.Body, k: k},
+		Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
+}
+
+// veoGet sends GET u with the client's headers. A 404 is the job gone (an
+// error wrapping provider.ErrVideoGone); other failures map as for chat.
+// A redirect to another host does not carry the key.
+func (c *Client) veoGet(k *provider.Call, u, accept, id string) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, provider.BadResponse(c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	hr.Header.Del("Content-Type")
+	hr.Header.Set("Accept", accept)
+	resp, err := c.keyStaysHome(hr.URL).Do(hr)
+	if err != nil {
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	k.Touch()
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
+	v := parseVendorError(b)
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+			Message: "The upstream provider no longer has this video.",
+			Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", c.name, id, v.Message, provider.ErrVideoGone)}
+	}
+	return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, v)
+}
+
+// keyStaysHome is the client's HTTP client with redirects that leave
+// home's scheme and host stripped of the headers set from the config (Go
+// drops only Authorization and cookies, and keeps even those for another
+// port of the same host).
+func (c *Client) keyStaysHome(home *url.URL) *http.Client {
+	cp := *c.hc
+	next := c.hc.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != home.Scheme || !strings.EqualFold(req.URL.Host, home.Host) {
+			for key := range c.header {
+				if key != "User-Agent" && key != "Accept" {
+					req.Header.Del(key)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// clip cuts a vendor's reason to maxVideoError bytes on a rune boundary.
+func clip(s string) string {
+	if len(s) <= maxVideoError {
+		return s
+	}
+	s = s[:maxVideoError]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// veoBody is a download being read under its exchange's timers; Close
+// ends the exchange.
+type veoBody struct {
+	r    io.Reader
+	c    io.Closer
+	k    *provider.Call
+	once sync.Once
+	err  error
+}
+
+func (b *veoBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *veoBody) Close() error {
+	b.once.Do(func() {
+		b.err = b.c.Close()
+		b.k.Release()
+	})
+	return b.err
+}

@@ -1,0 +1,279 @@
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+)
+
+// OpenAI's video API (Sora) has no cancel: DELETE /videos/{id} only removes
+// a finished video, so the client does not implement provider.VideoCanceller.
+var _ provider.VideoMaker = (*Client)(nil)
+
+// maxVideoError bounds the vendor's failure reason kept on a job.
+const maxVideoError = 2000
+
+// videoObject is the part of OpenAI's Video object the gateway reads.
+type videoObject struct {
+	ID       string          `json:"id"`
+	Status   string          `json:"status"`
+	Progress json.RawMessage `json:"progress"`
+	Seconds  json.RawMessage `json:"seconds"` // a string ("8"); some compatible vendors send a number
+	Error    *struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+	} `json:"error"`
+}
+
+// StartVideo posts the request to {base}/videos as multipart/form-data,
+// the way the official SDK sends VideoNewParams: input_reference (the
+// image, when there is one), model, prompt, seconds (a string) and size,
+// in that order.
+func (c *Client) StartVideo(ctx context.Context, req *provider.VideoRequest) (provider.VideoJob, error) {
+	var buf bytes.Buffer
+	ct, err := writeVideoForm(&buf, req)
+	if err != nil {
+		return provider.VideoJob{}, fmt.Errorf("openaicompat %s: video form: %w", c.name, err)
+	}
+	k := c.start(ctx)
+	defer k.Release()
+	resp, err := c.Do(k, http.MethodPost, c.URL("videos", ""), ct, "application/json", &buf)
+	if err != nil {
+		return provider.VideoJob{}, err
+	}
+	defer resp.Body.Close()
+	return c.readVideo(k, resp)
+}
+
+// writeVideoForm writes the create form to w and returns its Content-Type.
+func writeVideoForm(w io.Writer, req *provider.VideoRequest) (string, error) {
+	mw := multipart.NewWriter(w)
+	if img := req.Image; img != nil {
+		h := make(textproto.MIMEHeader)
+		h.Set("Content-Disposition", multipart.FileContentDisposition("input_reference", "input_reference"+imageExt(img.MIMEType)))
+		h.Set("Content-Type", img.MIMEType)
+		pw, err := mw.CreatePart(h)
+		if err != nil {
+			return "", err
+		}
+		if _, err := pw.Write(img.Data); err != nil {
+			return "", err
+		}
+	}
+	fields := [][2]string{{"model", req.UpstreamModel}, {"prompt", req.Prompt}}
+	if req.Seconds > 0 {
+		fields = append(fields, [2]string{"seconds", strconv.Itoa(req.Seconds)})
+	}
+	if req.Size != "" {
+		fields = append(fields, [2]string{"size", req.Size})
+	}
+	for _, f := range fields {
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return "", err
+		}
+	}
+	return mw.FormDataContentType(), mw.Close()
+}
+
+// imageExt names the reference image's file after its type.
+func imageExt(mimeType string) string {
+	switch mimeType {
+	case "image/jpeg":
+		return ".jpg"
+	case "image/webp":
+		return ".webp"
+	case "image/png":
+		return ".png"
+	}
+	return ""
+}
+
+// VideoStatus reads GET {base}/videos/{id}.
+func (c *Client) VideoStatus(ctx context.Context, upstreamModel, id string) (provider.VideoJob, error) {
+	k := c.start(ctx)
+	defer k.Release()
+	resp, err := c.videoGet(k, id, "", "application/json")
+	if err != nil {
+		return provider.VideoJob{}, err
+	}
+	defer resp.Body.Close()
+	return c.readVideo(k, resp)
+}
+
+// VideoContent streams GET {base}/videos/{id}/content (the MP4, the
+// default variant). The body is the upstream's, read as the caller reads.
+func (c *Client) VideoContent(ctx context.Context, job provider.VideoJob) (*provider.VideoContent, error) {
+	k := c.start(ctx)
+	resp, err := c.videoGet(k, job.ID, "/content", "video/mp4")
+	if err != nil {
+		k.Release()
+		return nil, err
+	}
+	return &provider.VideoContent{Body: &videoBody{r: k.Reader(resp.Body), c: resp.Body, k: k},
+		Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
+}
+
+// videoGet sends GET {base}/videos/{id}{suffix}. A 404 is the job gone
+// (an error wrapping provider.ErrVideoGone); other failures map as for
+// chat. A redirect to another host does not carry the client's headers.
+func (c *Client) videoGet(k *provider.Call, id, suffix, accept string) (*http.Response, error) {
+	if id == "" {
+		return nil, fmt.Errorf("openaicompat %s: empty video id", c.name)
+	}
+	u := c.URL("videos/"+url.PathEscape(id)+suffix, "")
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, provider.BadResponse(c.name, err)
+	}
+	hr.Header = c.header.Clone()
+	hr.Header.Del("Content-Type")
+	hr.Header.Set("Accept", accept)
+	resp, err := keepHeadersHome(c.hc, hr.URL, c.header).Do(hr)
+	if err != nil {
+		return nil, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	k.Touch()
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
+	v := parseVendorError(b)
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, videoGone(c.name, id, v.Message)
+	}
+	return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, v)
+}
+
+// readVideo reads a Video object answer.
+func (c *Client) readVideo(k *provider.Call, resp *http.Response) (provider.VideoJob, error) {
+	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
+	if err != nil {
+		return provider.VideoJob{}, provider.FromTransport(k.Ctx, c.name, err)
+	}
+	return parseVideo(c.name, b)
+}
+
+// parseVideo maps a Video object to a job: queued → queued, in_progress
+// → running, completed → succeeded, failed (and the cancelled or expired
+// some compatible vendors report) → failed with the vendor's reason.
+func parseVideo(name string, b []byte) (provider.VideoJob, error) {
+	var v videoObject
+	if err := json.Unmarshal(b, &v); err != nil {
+		return provider.VideoJob{}, provider.BadResponse(name, fmt.Errorf("video object: %w", err))
+	}
+	if v.ID == "" {
+		return provider.VideoJob{}, provider.BadResponse(name, fmt.Errorf("video object without an id"))
+	}
+	job := provider.VideoJob{ID: v.ID, Seconds: videoSeconds(v.Seconds)}
+	if p, err := strconv.ParseFloat(string(v.Progress), 64); err == nil && p > 0 {
+		job.Progress = int(min(p, 100))
+	}
+	switch v.Status {
+	case "queued":
+		job.State = provider.VideoQueued
+	case "in_progress":
+		job.State = provider.VideoRunning
+	case "completed":
+		job.State, job.Progress = provider.VideoSucceeded, 100
+	case "failed", "cancelled", "canceled", "expired":
+		job.State = provider.VideoFailed
+		job.Error = "The upstream provider could not generate the video."
+		if e := v.Error; e != nil && e.Message != "" {
+			job.Error = clip(e.Message, maxVideoError)
+		} else if e != nil && rawString(e.Code) != "" {
+			job.Error += " (" + clip(rawString(e.Code), 100) + ")"
+		}
+	default:
+		return provider.VideoJob{}, provider.BadResponse(name, fmt.Errorf("video %s: unknown status %q", v.ID, v.Status))
+	}
+	return job, nil
+}
+
+// videoSeconds reads seconds given as a string or a number; 0 when unknown.
+func videoSeconds(raw json.RawMessage) int {
+	n, err := strconv.ParseFloat(rawString(raw), 64)
+	if err != nil || n <= 0 || n > 86400 {
+		return 0
+	}
+	return int(n + 0.5)
+}
+
+// videoGone is the error for a job the upstream no longer knows: it wraps
+// provider.ErrVideoGone for the poller and reads as a 502 to a client.
+func videoGone(name, id, vendorMsg string) error {
+	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+		Message: "The upstream provider no longer has this video.",
+		Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", name, id, vendorMsg, provider.ErrVideoGone)}
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// keepHeadersHome returns hc, or when hc would follow a redirect, a copy
+// whose redirects to another host (or scheme) than home drop the headers
+// the gateway set from its config (keys included: Go itself drops only
+// Authorization and cookies). User-Agent and Accept are kept.
+func keepHeadersHome(hc *http.Client, home *url.URL, set http.Header) *http.Client {
+	cp := *hc
+	next := hc.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != home.Scheme || !strings.EqualFold(req.URL.Host, home.Host) {
+			for key := range set {
+				if key != "User-Agent" && key != "Accept" {
+					req.Header.Del(key)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// videoBody is a download being read under its exchange's timers; Close
+// ends the exchange.
+type videoBody struct {
+	r    io.Reader
+	c    io.Closer
+	k    *provider.Call
+	once sync.Once
+	err  error
+}
+
+func (b *videoBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *videoBody) Close() error {
+	b.once.Do(func() {
+		b.err = b.c.Close()
+		b.k.Release()
+	})
+	return b.err
+}
