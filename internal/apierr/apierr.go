@@ -45,6 +45,9 @@ const (
 	CodeInsufficientQuota   = "insufficient_quota"
 	CodeContextLength       = "context_length_exceeded"
 	CodeModelNotPriced      = "model_not_priced"
+	CodeTaskNotFound        = "task_not_found"    // 404: a video task unknown, another account's, or expired
+	CodeUnknownParameter    = "unknown_parameter" // 400: a member the endpoint does not take
+	CodeForbidden           = "forbidden"         // 403: a tampered, expired or foreign signed link
 )
 
 // ErrShuttingDown is the cause of every request context the server cancels

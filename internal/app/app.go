@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/route"
@@ -26,6 +27,7 @@ import (
 	"github.com/modelgate/modelgate/internal/store/sqlite"
 	"github.com/modelgate/modelgate/internal/tokenize"
 	"github.com/modelgate/modelgate/internal/usage"
+	"github.com/modelgate/modelgate/internal/video"
 )
 
 // Options are what the caller supplies besides the configuration.
@@ -53,6 +55,7 @@ type App struct {
 	server   *server.Server
 	sweeper  *imagestore.Sweeper // deletes images whose URLs expired
 	upkeep   *upkeep             // usage retention, refused-request counter (upkeep.go)
+	poller   *video.Poller       // drives video tasks (video.go)
 }
 
 // OpenStore opens the configured database (CLI commands share it).
@@ -115,8 +118,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
+	bill := newBilling(cfg, cat, a.reserver, tokens)
 	h := &openai.Handler{
-		Billing: newBilling(cfg, cat, a.reserver, tokens),
+		Billing: bill,
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)),
 		Router:  a.router,
@@ -130,6 +134,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Responses:    st,
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
+	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -179,12 +184,20 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	sweepDone := make(chan struct{})
 	go func() { _ = a.sweeper.Run(hctx); close(sweepDone) }()
 	upkeepDone := a.upkeep.start(hctx)
+	pollerDone := make(chan struct{})
+	go func() {
+		if err := a.poller.Run(hctx); err != nil {
+			a.log.Error("video: the task poller stopped", "err", err)
+		}
+		close(pollerDone)
+	}()
 
 	serveErr := a.server.Serve(ctx, ln)
 	stopHolds()
 	<-holdsDone
 	<-sweepDone
 	upkeepDone()
+	<-pollerDone
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -22,6 +22,18 @@ func imagesDir(cfg *config.Config) string {
 	return filepath.Join("modelgate-data", "images")
 }
 
+// videosDir is where finished videos are kept: video.dir, else next to an
+// SQLite database, else ./modelgate-data/videos.
+func videosDir(cfg *config.Config) string {
+	if cfg.Video.Dir != "" {
+		return cfg.Video.Dir
+	}
+	if kind, target, err := cfg.DatabaseKind(); err == nil && kind == "sqlite" {
+		return filepath.Join(filepath.Dir(target), "videos")
+	}
+	return filepath.Join("modelgate-data", "videos")
+}
+
 // newImageStore builds the image store: a local directory, with a sweeper
 // that deletes images whose URLs have all expired, or an S3-compatible
 // bucket (whose lifecycle rule expires them; the sweeper is then nil).
@@ -32,21 +44,28 @@ func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (
 		return nil, nil, fmt.Errorf("images: %w", err)
 	}
 	var (
-		backend imagestore.Backend
-		d       *imagestore.Dir
+		backend, videos imagestore.Backend
+		d               *imagestore.Dir
 	)
 	if s3 := cfg.Images.S3; s3 != nil {
-		backend, err = imagestore.NewS3(imagestore.S3Options{Endpoint: s3.Endpoint, Region: s3.Region, Bucket: s3.Bucket,
-			Prefix: s3.Prefix, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey})
+		o := imagestore.S3Options{Endpoint: s3.Endpoint, Region: s3.Region, Bucket: s3.Bucket,
+			Prefix: s3.Prefix, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey}
+		if backend, err = imagestore.NewS3(o); err == nil {
+			o.Prefix += "videos/"        // videos live 24 h; give them their own lifecycle rule
+			o.Timeout = 30 * time.Minute // covers a whole Get, including a client reading a large video
+			videos, err = imagestore.NewS3(o)
+		}
 	} else {
-		d, err = imagestore.NewDir(dir)
-		backend = d
+		if d, err = imagestore.NewDir(dir); err == nil {
+			backend = d
+			videos, err = imagestore.NewDir(videosDir(cfg))
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("images: %w", err)
 	}
 	ttl := time.Duration(cfg.Images.URLTTL)
-	s, err := imagestore.New(imagestore.Options{Backend: backend, Key: key, TTL: ttl, PublicURL: cfg.Images.PublicURL, Now: now})
+	s, err := imagestore.New(imagestore.Options{Backend: backend, Videos: videos, Key: key, TTL: ttl, PublicURL: cfg.Images.PublicURL, Now: now})
 	if err != nil {
 		return nil, nil, fmt.Errorf("images: %w", err)
 	}

@@ -78,7 +78,9 @@ func deployments(cfg *config.Config, cat *catalog.Catalog, tokens *tokenize.Set,
 		)
 		switch p.Type {
 		case "demo":
-			ch, created = demo.New(o.Now), demoCreated
+			dp := demo.New(o.Now)
+			dp.VideoDelay = max(time.Duration(cfg.Video.DemoDelay), time.Nanosecond) // 0: at once
+			ch, created = dp, demoCreated
 			if owner == "" {
 				owner = demo.OwnedBy
 			}

@@ -68,6 +68,9 @@ type Handler struct {
 	// block on a client that does not read; the stream then ends as
 	// client_too_slow and the client pays for what it was sent (0: no bound).
 	WriteTimeout time.Duration
+
+	// Videos serves the video endpoints (nil: they answer 404).
+	Videos *Videos
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.
@@ -82,6 +85,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("/v1/responses/{id}", h.only(http.MethodGet, h.getResponse))
 	mux.Handle("/v1/models", h.only(http.MethodGet, h.listModels))
 	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.getModel))
+	h.videoRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		info := reqinfo.From(r.Context())
 		info.Endpoint = "unknown"
