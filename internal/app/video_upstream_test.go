@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/mp4"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // fakeSora serves OpenAI's Videos API as documented: POST /v1/videos
@@ -130,6 +131,22 @@ func TestVideoSoraUpstream(t *testing.T) {
 		if a, _ := st.AccountByID(context.Background(), acct); a.Balance != before || a.Held != 0 {
 			t.Errorf("%s: charged %v, held %v", model, before-a.Balance, a.Held)
 		}
+	}
+	// A balance that cannot cover the video is refused before the vendor is called.
+	poor := g.createKey("default", false)
+	if _, err := st.Post(context.Background(), store.LedgerEntry{AccountID: accountOf(t, st, poor), Kind: store.KindAdjustment,
+		Amount: -99 * money.Unit, Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	sora.mu.Lock()
+	posts := sora.posts
+	sora.mu.Unlock()
+	resp, b := g.post("/v1/videos/generations", "application/json", poor, strings.NewReader(`{"model":"sora-2","prompt":"a fox","duration":15}`))
+	sora.mu.Lock()
+	called := sora.posts != posts
+	sora.mu.Unlock()
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "insufficient_quota") || called {
+		t.Errorf("$1 for 12 s at $0.10: %d %s (vendor called: %v)", resp.StatusCode, b, called)
 	}
 	kind, target, _ := cfg.DatabaseKind()
 	if kind == "sqlite" {
