@@ -10,8 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -162,7 +160,7 @@ func (c *Client) veoJob(b []byte) (provider.VideoJob, error) {
 	case op.Error != nil:
 		job.State, job.Error = provider.VideoFailed, "The upstream provider could not generate the video."
 		if op.Error.Message != "" {
-			job.Error = clip(op.Error.Message)
+			job.Error = provider.Clip(op.Error.Message, maxVideoError)
 		}
 		return job, nil
 	}
@@ -185,7 +183,7 @@ func (c *Client) veoJob(b []byte) (provider.VideoJob, error) {
 	}
 	job.Error = "The upstream provider's safety system blocked the video."
 	if reasons := r.GenerateVideoResponse.RaiMediaFilteredReasons; len(reasons) > 0 {
-		job.Error = clip(job.Error + " " + strings.Join(reasons, " "))
+		job.Error = provider.Clip(job.Error+" "+strings.Join(reasons, " "), maxVideoError)
 	} else if r.GenerateVideoResponse.RaiMediaFilteredCount == 0 {
 		job.Error = "The upstream provider finished without a video."
 	}
@@ -213,7 +211,7 @@ func (c *Client) VideoContent(ctx context.Context, job provider.VideoJob) (*prov
 		k.Release()
 		return nil, err
 	}
-	return &provider.VideoContent{Body: &veoBody{r: k.Reader(resp.Body), c: resp.Body, k: k},
+	return &provider.VideoContent{Body: provider.CallBody(k, resp.Body),
 		Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
 }
 
@@ -228,7 +226,7 @@ func (c *Client) veoGet(k *provider.Call, u, accept, id string) (*http.Response,
 	hr.Header = c.header.Clone()
 	hr.Header.Del("Content-Type")
 	hr.Header.Set("Accept", accept)
-	resp, err := c.keyStaysHome(hr.URL).Do(hr)
+	resp, err := provider.KeepHeadersHome(c.hc, hr.URL, c.header).Do(hr)
 	if err != nil {
 		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
@@ -240,67 +238,7 @@ func (c *Client) veoGet(k *provider.Call, u, accept, id string) (*http.Response,
 	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 	v := parseVendorError(b)
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
-			Message: "The upstream provider no longer has this video.",
-			Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", c.name, id, v.Message, provider.ErrVideoGone)}
+		return nil, provider.VideoGone(c.name, id, v.Message)
 	}
 	return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, v)
-}
-
-// keyStaysHome is the client's HTTP client with redirects that leave
-// home's scheme and host stripped of the headers set from the config (Go
-// drops only Authorization and cookies, and keeps even those for another
-// port of the same host).
-func (c *Client) keyStaysHome(home *url.URL) *http.Client {
-	cp := *c.hc
-	next := c.hc.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme != home.Scheme || !strings.EqualFold(req.URL.Host, home.Host) {
-			for key := range c.header {
-				if key != "User-Agent" && key != "Accept" {
-					req.Header.Del(key)
-				}
-			}
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return fmt.Errorf("stopped after 10 redirects")
-		}
-		return nil
-	}
-	return &cp
-}
-
-// clip cuts a vendor's reason to maxVideoError bytes on a rune boundary.
-func clip(s string) string {
-	if len(s) <= maxVideoError {
-		return s
-	}
-	s = s[:maxVideoError]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}
-
-// veoBody is a download being read under its exchange's timers; Close
-// ends the exchange.
-type veoBody struct {
-	r    io.Reader
-	c    io.Closer
-	k    *provider.Call
-	once sync.Once
-	err  error
-}
-
-func (b *veoBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-
-func (b *veoBody) Close() error {
-	b.once.Do(func() {
-		b.err = b.c.Close()
-		b.k.Release()
-	})
-	return b.err
 }

@@ -11,11 +11,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"strconv"
-	"strings"
-	"sync"
-	"unicode/utf8"
 
-	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
 )
 
@@ -122,7 +118,7 @@ func (c *Client) VideoContent(ctx context.Context, job provider.VideoJob) (*prov
 		k.Release()
 		return nil, err
 	}
-	return &provider.VideoContent{Body: &videoBody{r: k.Reader(resp.Body), c: resp.Body, k: k},
+	return &provider.VideoContent{Body: provider.CallBody(k, resp.Body),
 		Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
 }
 
@@ -141,7 +137,7 @@ func (c *Client) videoGet(k *provider.Call, id, suffix, accept string) (*http.Re
 	hr.Header = c.header.Clone()
 	hr.Header.Del("Content-Type")
 	hr.Header.Set("Accept", accept)
-	resp, err := keepHeadersHome(c.hc, hr.URL, c.header).Do(hr)
+	resp, err := provider.KeepHeadersHome(c.hc, hr.URL, c.header).Do(hr)
 	if err != nil {
 		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
@@ -153,7 +149,7 @@ func (c *Client) videoGet(k *provider.Call, id, suffix, accept string) (*http.Re
 	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 	v := parseVendorError(b)
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, videoGone(c.name, id, v.Message)
+		return nil, provider.VideoGone(c.name, id, v.Message)
 	}
 	return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, v)
 }
@@ -193,9 +189,9 @@ func parseVideo(name string, b []byte) (provider.VideoJob, error) {
 		job.State = provider.VideoFailed
 		job.Error = "The upstream provider could not generate the video."
 		if e := v.Error; e != nil && e.Message != "" {
-			job.Error = clip(e.Message, maxVideoError)
+			job.Error = provider.Clip(e.Message, maxVideoError)
 		} else if e != nil && rawString(e.Code) != "" {
-			job.Error += " (" + clip(rawString(e.Code), 100) + ")"
+			job.Error += " (" + provider.Clip(rawString(e.Code), 100) + ")"
 		}
 	default:
 		return provider.VideoJob{}, provider.BadResponse(name, fmt.Errorf("video %s: unknown status %q", v.ID, v.Status))
@@ -210,70 +206,4 @@ func videoSeconds(raw json.RawMessage) int {
 		return 0
 	}
 	return int(n + 0.5)
-}
-
-// videoGone is the error for a job the upstream no longer knows: it wraps
-// provider.ErrVideoGone for the poller and reads as a 502 to a client.
-func videoGone(name, id, vendorMsg string) error {
-	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
-		Message: "The upstream provider no longer has this video.",
-		Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", name, id, vendorMsg, provider.ErrVideoGone)}
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}
-
-// keepHeadersHome returns hc, or when hc would follow a redirect, a copy
-// whose redirects to another host (or scheme) than home drop the headers
-// the gateway set from its config (keys included: Go itself drops only
-// Authorization and cookies). User-Agent and Accept are kept.
-func keepHeadersHome(hc *http.Client, home *url.URL, set http.Header) *http.Client {
-	cp := *hc
-	next := hc.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme != home.Scheme || !strings.EqualFold(req.URL.Host, home.Host) {
-			for key := range set {
-				if key != "User-Agent" && key != "Accept" {
-					req.Header.Del(key)
-				}
-			}
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return fmt.Errorf("stopped after 10 redirects")
-		}
-		return nil
-	}
-	return &cp
-}
-
-// videoBody is a download being read under its exchange's timers; Close
-// ends the exchange.
-type videoBody struct {
-	r    io.Reader
-	c    io.Closer
-	k    *provider.Call
-	once sync.Once
-	err  error
-}
-
-func (b *videoBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-
-func (b *videoBody) Close() error {
-	b.once.Do(func() {
-		b.err = b.c.Close()
-		b.k.Release()
-	})
-	return b.err
 }

@@ -1,0 +1,88 @@
+package provider
+
+import (
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Helpers for adapters that download results (videos) from a vendor.
+
+// KeepHeadersHome returns a copy of hc whose redirects to another scheme
+// or host than home drop the headers the gateway set from its config
+// (set: API keys included; Go itself drops only Authorization and cookies,
+// and keeps even those for another port of the same host). User-Agent and
+// Accept are kept. At most 10 redirects are followed unless hc says
+// otherwise.
+func KeepHeadersHome(hc *http.Client, home *url.URL, set http.Header) *http.Client {
+	cp := *hc
+	next := hc.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != home.Scheme || !strings.EqualFold(req.URL.Host, home.Host) {
+			for key := range set {
+				if key != "User-Agent" && key != "Accept" {
+					req.Header.Del(key)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// CallBody is a download's body read under its exchange's timers (see
+// Call.Reader); Close closes the body and ends the exchange, once.
+func CallBody(k *Call, body io.ReadCloser) io.ReadCloser {
+	return &callBody{r: k.Reader(body), c: body, k: k}
+}
+
+type callBody struct {
+	r    io.Reader
+	c    io.Closer
+	k    *Call
+	once sync.Once
+	err  error
+}
+
+func (b *callBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *callBody) Close() error {
+	b.once.Do(func() {
+		b.err = b.c.Close()
+		b.k.Release()
+	})
+	return b.err
+}
+
+// Clip cuts a vendor's message to n bytes on a rune boundary, marking the
+// cut with "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// VideoGone is the error of a vendor's 404 for its own video job: it wraps
+// ErrVideoGone for the poller and reads as a 502 to a client.
+func VideoGone(provider, id, vendorMsg string) error {
+	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
+		Message: "The upstream provider no longer has this video.",
+		Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", provider, id, vendorMsg, ErrVideoGone)}
+}
