@@ -134,6 +134,12 @@ func (s *Service) abandon(sub Submission, id string) {
 // Get returns an account's task; ErrTaskNotFound for a malformed id, one
 // of another account, or one past its expiry.
 func (s *Service) Get(ctx context.Context, accountID, id string) (store.VideoTask, error) {
+	return s.lookup(ctx, id, func(t store.VideoTask) bool { return t.AccountID == accountID })
+}
+
+// lookup reads an unexpired task that ok accepts; ErrTaskNotFound for a
+// malformed id and any other task.
+func (s *Service) lookup(ctx context.Context, id string, ok func(store.VideoTask) bool) (store.VideoTask, error) {
 	if !ValidID(id) {
 		return store.VideoTask{}, ErrTaskNotFound
 	}
@@ -143,7 +149,7 @@ func (s *Service) Get(ctx context.Context, accountID, id string) (store.VideoTas
 		return t, ErrTaskNotFound
 	case err != nil:
 		return t, fmt.Errorf("video: read task: %w", err)
-	case t.AccountID != accountID || !s.now().Before(t.ExpiresAt):
+	case !ok(t) || !s.now().Before(t.ExpiresAt):
 		return store.VideoTask{}, ErrTaskNotFound
 	}
 	return t, nil
@@ -213,19 +219,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) error {
 // download link (the link's signature stands for the account);
 // ErrTaskNotFound otherwise.
 func (s *Service) Completed(ctx context.Context, id string) (store.VideoTask, error) {
-	if !ValidID(id) {
-		return store.VideoTask{}, ErrTaskNotFound
-	}
-	t, err := s.Store.TaskByID(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return t, ErrTaskNotFound
-	case err != nil:
-		return t, fmt.Errorf("video: read task: %w", err)
-	case t.State != store.TaskCompleted || t.ContentKey == "" || !s.now().Before(t.ExpiresAt):
-		return store.VideoTask{}, ErrTaskNotFound
-	}
-	return t, nil
+	return s.lookup(ctx, id, func(t store.VideoTask) bool { return t.State == store.TaskCompleted && t.ContentKey != "" })
 }
 
 // NewID returns a new task id: "video_" and 32 random lowercase hex digits.
