@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/api/openai"
@@ -53,9 +54,9 @@ type App struct {
 	instance string // this process, in the holds table
 	router   *route.Router
 	server   *server.Server
-	sweeper  *imagestore.Sweeper // deletes images whose URLs expired
-	upkeep   *upkeep             // usage retention, refused-request counter (upkeep.go)
-	poller   *video.Poller       // drives video tasks (video.go)
+	sweepers []*imagestore.Sweeper // delete images whose URLs expired, and orphaned videos
+	upkeep   *upkeep               // usage retention, refused-request counter (upkeep.go)
+	poller   *video.Poller         // drives video tasks (video.go)
 }
 
 // OpenStore opens the configured database (CLI commands share it).
@@ -108,12 +109,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now, Log: o.Logger})
-	images, sweeper, err := newImageStore(cfg, o.Now, o.Logger)
+	images, sweepers, err := newImageStore(cfg, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
 		return nil, err
 	}
-	a.sweeper = sweeper
+	a.sweepers = sweepers
 	a.upkeep = newUpkeep(cfg, st, o.Logger, o.Now)
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
@@ -182,7 +183,14 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	holdsDone := make(chan struct{})
 	go func() { a.publishHolds(hctx); close(holdsDone) }()
 	sweepDone := make(chan struct{})
-	go func() { _ = a.sweeper.Run(hctx); close(sweepDone) }()
+	go func() {
+		var wg sync.WaitGroup
+		for _, s := range a.sweepers {
+			wg.Go(func() { _ = s.Run(hctx) })
+		}
+		wg.Wait()
+		close(sweepDone)
+	}()
 	upkeepDone := a.upkeep.start(hctx)
 	pollerDone := make(chan struct{})
 	go func() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/video"
 )
 
 // imagesDir is where images answered as URLs are kept: images.dir, else
@@ -34,10 +35,10 @@ func videosDir(cfg *config.Config) string {
 	return filepath.Join("modelgate-data", "videos")
 }
 
-// newImageStore builds the image store: a local directory, with a sweeper
-// that deletes images whose URLs have all expired, or an S3-compatible
-// bucket (whose lifecycle rule expires them; the sweeper is then nil).
-func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (*imagestore.Store, *imagestore.Sweeper, error) {
+// newImageStore builds the image store: local directories, with sweepers
+// that delete images whose URLs have all expired and orphaned videos, or an S3-compatible
+// bucket (whose lifecycle rules expire them; there are no sweepers then).
+func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (*imagestore.Store, []*imagestore.Sweeper, error) {
 	dir := imagesDir(cfg)
 	key, err := imagestore.LoadKey(dir, cfg.Images.SigningKey)
 	if err != nil {
@@ -45,7 +46,7 @@ func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (
 	}
 	var (
 		backend, videos imagestore.Backend
-		d               *imagestore.Dir
+		d, vd           *imagestore.Dir
 	)
 	if s3 := cfg.Images.S3; s3 != nil {
 		o := imagestore.S3Options{Endpoint: s3.Endpoint, Region: s3.Region, Bucket: s3.Bucket,
@@ -58,7 +59,8 @@ func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (
 	} else {
 		if d, err = imagestore.NewDir(dir); err == nil {
 			backend = d
-			videos, err = imagestore.NewDir(videosDir(cfg))
+			vd, err = imagestore.NewDir(videosDir(cfg))
+			videos = vd
 		}
 	}
 	if err != nil {
@@ -72,5 +74,8 @@ func newImageStore(cfg *config.Config, now func() time.Time, log *slog.Logger) (
 	if d == nil {
 		return s, nil, nil
 	}
-	return s, &imagestore.Sweeper{Dir: d, TTL: s.TTL(), Now: now, Log: log}, nil
+	// The poller deletes each task's video when it purges the task; the
+	// video sweeper only catches files a crash left without a task.
+	return s, []*imagestore.Sweeper{{Dir: d, TTL: s.TTL(), Now: now, Log: log},
+		{Dir: vd, TTL: video.TTL, Videos: true, Now: now, Log: log}}, nil
 }
