@@ -124,6 +124,7 @@ type accountJSON struct {
 	Currency  string    `json:"currency"`
 	Balance   string    `json:"balance"`
 	Reserved  string    `json:"reserved,omitempty"`  // show only
+	Held      string    `json:"held,omitempty"`      // show only: open video tasks
 	Available string    `json:"available,omitempty"` // show only
 	Spent     string    `json:"spent"`
 	LedgerSum string    `json:"ledger_sum,omitempty"` // show only
@@ -156,7 +157,8 @@ func accountsShow(args []string, e env) int {
 		}
 		cur := cfg.Billing.Currency
 		j := accountJSON{ID: a.ID, Name: a.Name, Currency: cur, Balance: a.Balance.String(), Reserved: reserved.String(),
-			Available: (a.Balance - reserved).String(), Spent: a.Spent.String(), LedgerSum: sum.String(), CreatedAt: a.CreatedAt}
+			Held: a.Held.String(), Available: (a.Balance - reserved - a.Held).String(), Spent: a.Spent.String(),
+			LedgerSum: sum.String(), CreatedAt: a.CreatedAt}
 		if *asJSON {
 			enc := json.NewEncoder(e.stdout)
 			enc.SetIndent("", "  ")
@@ -166,6 +168,7 @@ func accountsShow(args []string, e env) int {
 		fmt.Fprintf(tw, "account\t%s (%s)\n", a.Name, a.ID)
 		fmt.Fprintf(tw, "balance\t%s %s\n", j.Balance, cur)
 		fmt.Fprintf(tw, "reserved\t%s %s\t(requests in flight)\n", j.Reserved, cur)
+		fmt.Fprintf(tw, "held\t%s %s\t(open video tasks)\n", j.Held, cur)
 		fmt.Fprintf(tw, "available\t%s %s\n", j.Available, cur)
 		fmt.Fprintf(tw, "spent\t%s %s\n", j.Spent, cur)
 		if sum != a.Balance {

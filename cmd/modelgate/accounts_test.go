@@ -274,6 +274,23 @@ func TestAccountsShow(t *testing.T) {
 		t.Errorf("holds over the balance:\n%s", out)
 	}
 
+	// An open video task's reservation shows as held and is not available.
+	c.withDB(func(ctx context.Context, st store.Store) {
+		now := time.Now().UTC()
+		if err := st.CreateTask(ctx, store.VideoTask{ID: "video_" + strings.Repeat("1", 32), AccountID: acme.ID, KeyID: "key_x",
+			Model: "sora-2", Provider: "p", State: store.TaskPending, Held: 1_000_000, Seconds: 4, UpstreamSeconds: 4,
+			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(24 * time.Hour), Deadline: now.Add(time.Hour), NextPollAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, out, _ = c.run("accounts", "show", "acme", "--json"); !strings.Contains(out, `"held": "1.000000"`) ||
+		!strings.Contains(out, `"available": "-8.800250"`) {
+		t.Errorf("an open video task:\n%s", out)
+	}
+	if _, out, _ = c.run("accounts", "show", "acme"); !regexp.MustCompile(`(?m)^held +1\.000000 USD +\(open video tasks\)$`).MatchString(out) {
+		t.Errorf("an open video task:\n%s", out)
+	}
+
 	// The currency comes from the config.
 	eur := newCLI(t, "billing: {currency: EUR}\n")
 	setupAccounts(t, eur)
