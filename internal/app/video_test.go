@@ -244,6 +244,14 @@ func TestVideoSpecWorkflow(t *testing.T) {
 	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, whole[10:20]) {
 		t.Fatalf("range: %d %q", resp.StatusCode, part)
 	}
+	head, err := http.Head(done.VideoURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if head.StatusCode != http.StatusOK || head.ContentLength != int64(len(whole)) {
+		t.Fatalf("HEAD: %d, length %d of %d", head.StatusCode, head.ContentLength, len(whole))
+	}
 	other := g.submitSpec(key, `{"model":"demo-video-portrait","prompt":"a cat"}`)
 	g.waitSpec(key, other.ID, nil)
 	for name, u := range map[string]string{

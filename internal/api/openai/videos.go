@@ -70,7 +70,7 @@ func (h *Handler) videoPaths(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 2 && parts[0] == "generations":
 		get[http.MethodGet] = h.getSpecVideo
 	case len(parts) == 3 && parts[0] == "generations" && parts[2] == "content":
-		get[http.MethodGet] = h.signedVideoContent
+		get[http.MethodGet], get[http.MethodHead] = h.signedVideoContent, h.signedVideoContent // players may ask HEAD first
 	case len(parts) == 1:
 		get[http.MethodGet], get[http.MethodDelete] = h.getVideo, h.deleteVideo
 	case len(parts) == 2 && parts[1] == "content":
@@ -90,7 +90,7 @@ func (h *Handler) methods(m map[string]http.HandlerFunc) http.Handler {
 			return
 		}
 		allowed := make([]string, 0, len(m))
-		for _, k := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		for _, k := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete} {
 			if _, ok := m[k]; ok {
 				allowed = append(allowed, k)
 			}
