@@ -226,5 +226,6 @@ type Store interface {
 	Bootstrapper
 	Responses
 	Tasks
+	Console
 	Close() error
 }

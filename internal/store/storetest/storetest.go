@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Holds", func(t *testing.T) { testHolds(t, newStore) })
 	t.Run("Responses", func(t *testing.T) { testResponses(t, newStore) })
 	t.Run("Tasks", func(t *testing.T) { testTasks(t, newStore) })
+	t.Run("Console", func(t *testing.T) { testConsole(t, newStore) })
 }
 
 // at returns the fixtures' reference time (UTC, whole microseconds) shifted by d.
