@@ -136,6 +136,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
+	con, err := newConsole(cfg, st, o.Now, o.Logger)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -143,6 +148,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	})
 	h.Routes(mux)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
+	mountConsole(mux, con)
 	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
 			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory})

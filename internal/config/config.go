@@ -58,10 +58,11 @@ type Config struct {
 	Groups          map[string]Group `yaml:"groups"`
 	Billing         Billing          `yaml:"billing"`
 	Images          Images           `yaml:"images"`
-	Fetch           Fetch            `yaml:"fetch"`  // image URLs the gateway downloads for a vendor
-	Video           Video            `yaml:"video"`  // asynchronous video generation tasks
-	Models          []ModelConfig    `yaml:"models"` // overrides of and additions to the built-in catalog
-	Path            string           `yaml:"-"`      // file it was loaded from; "" for the built-in default
+	Fetch           Fetch            `yaml:"fetch"`   // image URLs the gateway downloads for a vendor
+	Video           Video            `yaml:"video"`   // asynchronous video generation tasks
+	Console         *Console         `yaml:"console"` // the web console; nil: off
+	Models          []ModelConfig    `yaml:"models"`  // overrides of and additions to the built-in catalog
+	Path            string           `yaml:"-"`       // file it was loaded from; "" for the built-in default
 
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
@@ -348,6 +349,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyFetchDefaults()
 	c.applyUsageDefaults()
 	c.applyVideoDefaults()
+	c.applyConsoleDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

@@ -74,6 +74,8 @@ var (
 		reflect.TypeFor[ImagesS3]():         "images s3",
 		reflect.TypeFor[Fetch]():            "fetch",
 		reflect.TypeFor[Video]():            "video",
+		reflect.TypeFor[Console]():          "console",
+		reflect.TypeFor[OAuthProvider]():    "console oauth provider",
 	}
 )
 

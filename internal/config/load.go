@@ -187,6 +187,9 @@ var (
 		"[]int": "a list of whole seconds like [4, 8, 12]", "map[int]int": "a mapping of seconds like {5: 4, 10: 8}",
 		"map[string]config.Amount": "a mapping of sizes to prices like {1792x1024: 0.5}",
 		"config.Video":             "a mapping like {timeout: 30m}",
+		"config.Console":           "a mapping like {session_ttl: 168h}",
+		"[]config.OAuthProvider":   "a list of sign-in providers",
+		"config.OAuthProvider":     "a mapping like {name: github, type: github, client_id: ...}",
 	}
 	yamlTagNames = map[string]string{
 		"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean",

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/console"
+	"github.com/modelgate/modelgate/internal/identity"
+	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// newConsole builds the web console from cfg.Console (nil when the config
+// has no console section: /console/ then stays a 404 like any unknown URL).
+//
+// The flow cookie's HMAC key is derived from the image URL signing key
+// (imagestore.LoadKey: images.signing_key when set, else the random key
+// file kept next to the images), with a label of its own, so one secret
+// serves both without either MAC being usable for the other, and replicas
+// that share images.signing_key (or the images directory) also accept each
+// other's sign-in cookies.
+func newConsole(cfg *config.Config, st store.Store, now func() time.Time, log *slog.Logger) (*console.Console, error) {
+	s := cfg.Console
+	if s == nil {
+		return nil, nil
+	}
+	root, err := imagestore.LoadKey(imagesDir(cfg), cfg.Images.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	m := hmac.New(sha256.New, root)
+	m.Write([]byte("modelgate console flow cookie key"))
+	providers := make(map[string]identity.Provider, len(s.OAuth))
+	for _, o := range s.OAuth {
+		p, err := identity.New(o.Identity(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+		providers[o.Name] = p
+	}
+	return &console.Console{Store: st, Providers: providers, Groups: s.SignupGroups, PublicURL: s.PublicURL,
+		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins,
+		Currency: cfg.Billing.Currency, Now: now, Log: log}, nil
+}
+
+// mountConsole adds the console's routes to mux when it is configured.
+func mountConsole(mux *http.ServeMux, c *console.Console) {
+	if c != nil {
+		c.Routes(mux)
+	}
+}

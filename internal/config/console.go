@@ -1,0 +1,126 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/identity"
+)
+
+// Defaults and bounds of the console section.
+const (
+	defaultSessionTTL = Duration(168 * time.Hour) // a week
+	minSessionTTL     = Duration(5 * time.Minute)
+	maxSessionTTL     = Duration(90 * 24 * time.Hour)
+)
+
+// Console configures the web console served under /console/ on the
+// gateway's listener. It is off unless the file has a console: mapping
+// (write `console: {}` for the defaults).
+type Console struct {
+	// PublicURL is the console's external base URL (like
+	// https://gateway.example.com), used for the OAuth redirect URLs and
+	// for Secure cookies; "" derives it from each request (Host and
+	// X-Forwarded-Proto), which is only safe behind a proxy that sets them.
+	PublicURL string `yaml:"public_url"`
+	// SessionTTL is how long a console sign-in lasts (default 168h; from
+	// 5m to 2160h).
+	SessionTTL Duration `yaml:"session_ttl"`
+	// SignupGroups are the model groups console users may bind their keys
+	// to (default [default]); each must be a configured group.
+	SignupGroups []string `yaml:"signup_groups"`
+	// OAuth lists the sign-in providers, shown in this order.
+	OAuth []OAuthProvider `yaml:"oauth"`
+	// Admins are account names whose console sessions get the admin role.
+	Admins []string `yaml:"admins"`
+}
+
+// OAuthProvider is one console sign-in provider (identity.Config in YAML).
+type OAuthProvider struct {
+	Name         string `yaml:"name"`
+	Type         string `yaml:"type"` // github, google or oidc
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	Issuer       string `yaml:"issuer"`
+	AuthURL      string `yaml:"auth_url"`
+	TokenURL     string `yaml:"token_url"`
+	APIURL       string `yaml:"api_url"`
+}
+
+// Identity returns the provider's identity.Config.
+func (p OAuthProvider) Identity() identity.Config {
+	return identity.Config{Name: p.Name, Type: p.Type, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
+		Issuer: p.Issuer, AuthURL: p.AuthURL, TokenURL: p.TokenURL, APIURL: p.APIURL}
+}
+
+func (c *Config) applyConsoleDefaults() {
+	s := c.Console
+	if s == nil {
+		return
+	}
+	defaultDuration(&s.SessionTTL, defaultSessionTTL, c.given("console.session_ttl"))
+	if len(s.SignupGroups) == 0 && !c.given("console.signup_groups") {
+		s.SignupGroups = []string{defaultGroup}
+	}
+}
+
+// consoleSettings checks the console section.
+func (v *validator) consoleSettings() {
+	c := v.c
+	s := c.Console
+	if s == nil {
+		return
+	}
+	at := func(key string) int { return c.line("console."+key, c.line("console", 0)) }
+	if p := s.PublicURL; p != "" {
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+			(u.Path != "" && u.Path != "/") {
+			v.errorf(at("public_url"), "console.public_url must be an http(s) URL like https://gateway.example.com, got %q", p)
+		}
+	}
+	if s.SessionTTL < minSessionTTL || s.SessionTTL > maxSessionTTL {
+		v.errorf(at("session_ttl"), "console.session_ttl must be from %s to %s, got %s", minSessionTTL, maxSessionTTL, s.SessionTTL)
+	}
+	if len(s.SignupGroups) == 0 {
+		v.errorf(at("signup_groups"), "console.signup_groups must name at least one group")
+	}
+	seenGroup := map[string]bool{}
+	for i, g := range s.SignupGroups {
+		line := c.line(fmt.Sprintf("console.signup_groups.%d", i), at("signup_groups"))
+		if _, ok := c.Groups[g]; !ok {
+			v.errorf(line, "console.signup_groups: unknown group %q", g)
+		} else if seenGroup[g] {
+			v.errorf(line, "console.signup_groups: group %q is listed twice", g)
+		}
+		seenGroup[g] = true
+	}
+	if len(s.OAuth) == 0 {
+		v.warnf(at("oauth"), "console.oauth lists no sign-in provider, so nobody can sign in to the console")
+	}
+	names := map[string]bool{}
+	for i, p := range s.OAuth {
+		base := fmt.Sprintf("console.oauth.%d", i)
+		item := c.line(base, at("oauth"))
+		fieldAt := func(key string) int { return c.line(base+"."+key, item) }
+		if err := p.Identity().Validate(); err != nil {
+			v.errorf(item, "console.oauth[%d]: %s", i, strings.TrimPrefix(err.Error(), "identity: "))
+		}
+		if p.Name != "" {
+			if names[p.Name] {
+				v.errorf(fieldAt("name"), "console.oauth[%d]: name %q is used twice", i, p.Name)
+			}
+			names[p.Name] = true
+		}
+		if p.ClientSecret != "" && c.given(base+".client_secret") && !c.fromEnv(base+".client_secret") {
+			v.warnf(fieldAt("client_secret"), "console.oauth[%d]: client_secret is written literally in the file; secrets should come from the environment (client_secret: ${VAR})", i)
+		}
+	}
+	for i, a := range s.Admins {
+		if strings.TrimSpace(a) == "" {
+			v.errorf(c.line(fmt.Sprintf("console.admins.%d", i), at("admins")), "console.admins: an empty account name")
+		}
+	}
+}

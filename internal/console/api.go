@@ -1,0 +1,196 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// MaxKeyName is the longest key name, in characters.
+const MaxKeyName = 100
+
+type meJSON struct {
+	Account   string   `json:"account"` // the account's name ("github:octocat")
+	Name      string   `json:"name"`    // the person: the login of the identity signed in last
+	Email     string   `json:"email"`   // the most recently used identity's verified email, or ""
+	Role      string   `json:"role"`
+	Balance   string   `json:"balance"`
+	Currency  string   `json:"currency"`
+	CSRFToken string   `json:"csrf_token"`
+	Groups    []string `json:"groups"` // groups keys may be bound to
+}
+
+func (c *Console) me(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	ids, err := c.Store.ListIdentities(r.Context(), a.ID)
+	if err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	// The identity signed in last gives the person's name and email.
+	var name, email string
+	var seen time.Time
+	for _, id := range ids {
+		if !id.LastSeenAt.Before(seen) {
+			name, seen = id.Login, id.LastSeenAt
+			if id.Email != "" {
+				email = id.Email
+			}
+		}
+	}
+	groups := c.Groups
+	if groups == nil {
+		groups = []string{}
+	}
+	writeJSON(w, http.StatusOK, meJSON{Account: a.Name, Name: name, Email: email, Role: s.Role,
+		Balance: a.Balance.String(), Currency: c.Currency, CSRFToken: s.CSRF, Groups: groups})
+}
+
+type keyJSON struct {
+	ID        string     `json:"id"`
+	Key       string     `json:"key,omitempty"` // the secret, only in the answer to its creation
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"`
+	Group     string     `json:"group"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	SpendCap  *string    `json:"spend_cap"`
+	Status    string     `json:"status,omitempty"` // active, revoked or expired; not on creation
+}
+
+func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
+	j := keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Group: k.Group, CreatedAt: k.CreatedAt.UTC()}
+	if !k.ExpiresAt.IsZero() {
+		t := k.ExpiresAt.UTC()
+		j.ExpiresAt = &t
+	}
+	if k.SpendCap > 0 {
+		s := k.SpendCap.String()
+		j.SpendCap = &s
+	}
+	if withStatus {
+		switch {
+		case k.Revoked():
+			j.Status = "revoked"
+		case k.Expired(c.now()):
+			j.Status = "expired"
+		default:
+			j.Status = "active"
+		}
+	}
+	return j
+}
+
+func (c *Console) listKeys(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
+	all, err := c.Store.ListKeys(r.Context())
+	if err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	data := []keyJSON{}
+	for _, k := range all {
+		if k.AccountID == a.ID {
+			data = append(data, c.keyJSON(k, true))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data})
+}
+
+type createKeyRequest struct {
+	Name      string  `json:"name"`
+	Group     string  `json:"group"`
+	ExpiresAt *string `json:"expires_at"`
+	SpendCap  *string `json:"spend_cap"`
+}
+
+func (c *Console) createKey(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
+	var req createKeyRequest
+	if e := decode(w, r, &req); e != nil {
+		fail(w, e)
+		return
+	}
+	if n := utf8.RuneCountInString(req.Name); n > MaxKeyName || !utf8.ValidString(req.Name) {
+		fail(w, apierr.Invalid("name", "name must be valid UTF-8 of at most %d characters.", MaxKeyName))
+		return
+	}
+	if !slices.Contains(c.Groups, req.Group) {
+		fail(w, apierr.Invalid("group", "group must be one of the groups listed by /console/api/me."))
+		return
+	}
+	now := c.now()
+	k := store.Key{ID: newID("key_"), AccountID: a.ID, Group: req.Group, Name: req.Name, CreatedAt: now}
+	if req.SpendCap != nil && *req.SpendCap != "" {
+		v, err := money.Parse(*req.SpendCap)
+		if err != nil || v < 0 {
+			fail(w, apierr.Invalid("spend_cap", "spend_cap must be a decimal amount of 0 or more with at most 6 decimals, like \"25\" or \"0.5\"."))
+			return
+		}
+		k.SpendCap = v
+	}
+	if req.ExpiresAt != nil && *req.ExpiresAt != "" {
+		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
+		if err != nil || !t.After(now) {
+			fail(w, apierr.Invalid("expires_at", "expires_at must be an RFC 3339 time in the future, like 2030-01-02T15:04:05Z."))
+			return
+		}
+		k.ExpiresAt = t.UTC()
+	}
+	secret, display, hash := apikey.Generate()
+	k.Prefix, k.Hash = display, hash
+	if err := c.Store.CreateKey(r.Context(), k); err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	c.log().InfoContext(r.Context(), "console: key created", "account", a.Name, "key", k.ID)
+	j := c.keyJSON(k, false)
+	j.Key = secret
+	writeJSON(w, http.StatusCreated, j)
+}
+
+func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
+	id := r.PathValue("id")
+	k, err := c.Store.KeyByID(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && k.AccountID != a.ID:
+		fail(w, notFound("No such key."))
+		return
+	case err != nil:
+		fail(w, apierr.Internal(err))
+		return
+	}
+	if _, err := c.Store.RevokeKey(r.Context(), k.ID, c.now()); err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	c.log().InfoContext(r.Context(), "console: key revoked", "account", a.Name, "key", k.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// decode reads a JSON object of at most maxBody bytes into v, refusing
+// unknown members and trailing data.
+func decode(w http.ResponseWriter, r *http.Request, v any) *apierr.Error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest,
+				Code: apierr.CodeRequestTooLarge, Message: "The request body is too large."}
+		}
+		return apierr.Invalid("", "Could not read the request body.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return apierr.Invalid("", "The body must be a JSON object like {\"name\": \"laptop\", \"group\": \"default\"}.")
+	}
+	return nil
+}

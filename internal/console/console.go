@@ -1,0 +1,307 @@
+// Package console is the web console's core: sign-in through the configured
+// OAuth/OIDC providers, cookie sessions, and a small JSON API under
+// /console/api/ with which a signed-in user sees their account and manages
+// their own API keys. HTML pages come later; everything here is JSON.
+//
+// Security model: the sign-in flow (state, PKCE verifier, nonce) travels in
+// an HMAC-signed, HttpOnly cookie scoped to /console/callback/; a session
+// is a random 32-byte secret in an HttpOnly cookie of which only the SHA-256
+// is stored; every state-changing call must echo the session's CSRF token in
+// the X-CSRF-Token header (a custom header also forces a CORS preflight on
+// cross-origin requests). Every response carries a strict CSP, no-store and
+// nosniff.
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/identity"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Cookie names and paths.
+const (
+	FlowCookie    = "mg_flow"
+	SessionCookie = "mg_session"
+	flowPath      = "/console/callback/"
+	sessionPath   = "/console/"
+	// CSRFHeader must carry the session's CSRF token on every state-changing call.
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// Error codes the console answers with besides apierr's.
+const (
+	CodeNotSignedIn  = "not_signed_in"
+	CodeCSRFFailed   = "csrf_failed"
+	CodeSignInFailed = "sign_in_failed"
+)
+
+// maxBody bounds a JSON request body.
+const maxBody = 64 << 10
+
+// Console serves /console/. Store, Providers, Groups, SessionTTL and
+// CookieKey are required; the rest have defaults.
+type Console struct {
+	Store     store.Store
+	Providers map[string]identity.Provider // by name, as in /console/login/{name}
+	// Groups are the model groups a console user may bind keys to
+	// (console.signup_groups).
+	Groups []string
+	// PublicURL is the external base URL ("https://gw.example.com"); ""
+	// derives it from each request.
+	PublicURL  string
+	SessionTTL time.Duration
+	// CookieKey signs the sign-in flow cookie (HMAC-SHA256); at least 32 bytes.
+	CookieKey []byte
+	// Admins are the account names whose sessions get store.RoleAdmin.
+	Admins []string
+	// Currency is billing.currency, shown next to the balance.
+	Currency string
+	Now      func() time.Time // nil: time.Now
+	Log      *slog.Logger     // nil: discard
+}
+
+func (c *Console) now() time.Time {
+	if c.Now != nil {
+		return c.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (c *Console) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Routes mounts the console on mux under /console/.
+func (c *Console) Routes(mux *http.ServeMux) {
+	mux.Handle("/console/", c.Handler())
+}
+
+// Handler is the console's handler for everything under /console/.
+func (c *Console) Handler() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /console/{$}", c.index)
+	m.HandleFunc("GET /console/login/{name}", c.login)
+	m.HandleFunc("GET /console/callback/{name}", c.callback)
+	m.HandleFunc("POST /console/logout", c.user(true, c.logout))
+	m.HandleFunc("GET /console/api/me", c.user(false, c.me))
+	m.HandleFunc("GET /console/api/keys", c.user(false, c.listKeys))
+	m.HandleFunc("POST /console/api/keys", c.user(true, c.createKey))
+	m.HandleFunc("DELETE /console/api/keys/{id}", c.user(true, c.revokeKey))
+	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, notFound(fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		m.ServeHTTP(w, r)
+	})
+}
+
+// index is the sign-in page to come; for now the providers to sign in with.
+func (c *Console) index(w http.ResponseWriter, r *http.Request) {
+	_, _, err := c.session(r)
+	writeJSON(w, http.StatusOK, map[string]any{"providers": c.providerNames(), "signed_in": err == nil})
+}
+
+func (c *Console) providerNames() []string {
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// base is the console's external origin, without a trailing slash.
+func (c *Console) base(r *http.Request) string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	switch p := strings.ToLower(strings.TrimSpace(proto)); p {
+	case "http", "https":
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+func (c *Console) secure(r *http.Request) bool { return strings.HasPrefix(c.base(r), "https://") }
+
+// --- errors and JSON ---
+
+func fail(w http.ResponseWriter, e *apierr.Error) { apierr.Write(w, e) }
+
+func notFound(msg string) *apierr.Error {
+	return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeNotFound, Message: msg}
+}
+
+func notSignedIn() *apierr.Error {
+	return &apierr.Error{Status: http.StatusUnauthorized, Type: apierr.TypeInvalidRequest, Code: CodeNotSignedIn,
+		Message: "Sign in to the console first."}
+}
+
+func csrfFailed() *apierr.Error {
+	return &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypeInvalidRequest, Code: CodeCSRFFailed,
+		Message: "Missing or wrong " + CSRFHeader + " header; reload the console and retry."}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// --- random values ---
+
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// --- the signed flow cookie ---
+
+// sign returns payload.mac, both base64url.
+func (c *Console) sign(payload []byte) string {
+	m := hmac.New(sha256.New, c.CookieKey)
+	m.Write([]byte(FlowCookie + "\x00"))
+	m.Write(payload)
+	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// verify returns the payload of a value made by sign, checking its MAC in
+// constant time.
+func (c *Console) verify(v string) ([]byte, error) {
+	p64, mac64, ok := strings.Cut(v, ".")
+	if !ok {
+		return nil, errors.New("flow cookie: malformed")
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
+	mac, err2 := base64.RawURLEncoding.DecodeString(mac64)
+	if err1 != nil || err2 != nil {
+		return nil, errors.New("flow cookie: malformed")
+	}
+	m := hmac.New(sha256.New, c.CookieKey)
+	m.Write([]byte(FlowCookie + "\x00"))
+	m.Write(payload)
+	if !hmac.Equal(mac, m.Sum(nil)) {
+		return nil, errors.New("flow cookie: bad signature")
+	}
+	return payload, nil
+}
+
+// --- sessions ---
+
+var (
+	errNoSession = errors.New("console: no session cookie")
+	errExpired   = errors.New("console: session expired")
+)
+
+// session returns the request's live session and its account.
+func (c *Console) session(r *http.Request) (store.Session, store.Account, error) {
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil || ck.Value == "" {
+		return store.Session{}, store.Account{}, errNoSession
+	}
+	sum := sha256.Sum256([]byte(ck.Value))
+	ctx := r.Context()
+	s, err := c.Store.SessionByHash(ctx, sum[:])
+	if err != nil {
+		return store.Session{}, store.Account{}, err
+	}
+	if !c.now().Before(s.ExpiresAt) {
+		return store.Session{}, store.Account{}, errExpired
+	}
+	a, err := c.Store.AccountByID(ctx, s.AccountID)
+	if err != nil {
+		return store.Session{}, store.Account{}, err
+	}
+	return s, a, nil
+}
+
+type userHandler func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account)
+
+// user wraps a handler that needs a signed-in user; csrf also requires the
+// session's CSRF token in the X-CSRF-Token header.
+func (c *Console) user(csrf bool, h userHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, a, err := c.session(r)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errNoSession) && !errors.Is(err, errExpired) {
+				c.log().ErrorContext(r.Context(), "console: session lookup", "err", err)
+			}
+			fail(w, notSignedIn())
+			return
+		}
+		if csrf && subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(s.CSRF)) != 1 {
+			fail(w, csrfFailed())
+			return
+		}
+		h(w, r, s, a)
+	}
+}
+
+func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, a store.Account) error {
+	secret := randomToken()
+	sum := sha256.Sum256([]byte(secret))
+	role := store.RoleUser
+	if slices.Contains(c.Admins, a.Name) {
+		role = store.RoleAdmin
+	}
+	now := c.now()
+	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: role, CSRF: randomToken(),
+		CreatedAt: now, ExpiresAt: now.Add(c.SessionTTL)}
+	if err := c.Store.CreateSession(ctx, s); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: secret, Path: sessionPath, MaxAge: int(c.SessionTTL / time.Second),
+		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, s store.Session, _ store.Account) {
+	if err := c.Store.DeleteSession(r.Context(), s.ID); err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: sessionPath, MaxAge: -1,
+		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
+	w.WriteHeader(http.StatusNoContent)
+}
