@@ -31,6 +31,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/identity"
+	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -139,16 +140,7 @@ func (c *Console) base(r *http.Request) string {
 	if c.PublicURL != "" {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	switch p := strings.ToLower(strings.TrimSpace(proto)); p {
-	case "http", "https":
-		scheme = p
-	}
-	return scheme + "://" + r.Host
+	return server.PublicBase(r)
 }
 
 func (c *Console) secure(r *http.Request) bool { return strings.HasPrefix(c.base(r), "https://") }

@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/server"
 )
 
 // imageItem is one element of ImagesResponse.data.
@@ -72,22 +72,9 @@ func (h *Handler) storeImage(ctx context.Context, r *http.Request, b64 string) (
 	return h.Images.URL(publicBase(r), name), nil
 }
 
-// publicBase is scheme://host as the client reached the gateway: the Host
-// header, and X-Forwarded-Proto from a TLS-terminating proxy. A client
-// that forges them only breaks its own links; operators behind other
-// proxies set images.public_url.
-func publicBase(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	switch p := strings.ToLower(strings.TrimSpace(proto)); p {
-	case "http", "https":
-		scheme = p
-	}
-	return scheme + "://" + r.Host
-}
+// publicBase is scheme://host as the client reached the gateway (see
+// server.PublicBase).
+func publicBase(r *http.Request) string { return server.PublicBase(r) }
 
 // imagesJSON is the ImagesResponse body: created, data, then the vendor's
 // other members in a stable order.
