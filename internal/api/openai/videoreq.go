@@ -40,77 +40,70 @@ type videoParams struct {
 	ImageFile           *provider.InputImage
 }
 
-// specVideoKeys are the members POST /v1/videos/generations takes.
-var specVideoKeys = []string{"model", "prompt", "duration", "async", "size", "image"}
+// The members each front door's JSON body takes.
+var (
+	specVideoKeys   = []string{"model", "prompt", "duration", "async", "size", "image"} // POST /v1/videos/generations
+	openaiVideoKeys = []string{"model", "prompt", "seconds", "size", "input_reference"} // POST /v1/videos (CreateVideoJsonBody)
+)
 
-// parseSpecVideo reads the spec's JSON body.
+// parseSpecVideo reads the spec's JSON body; model is required.
 func parseSpecVideo(body []byte) (videoParams, *apierr.Error) {
-	p := videoParams{SecondsParam: "duration", ImageParam: "image"}
-	if e := checkJSON(body); e != nil {
+	p, e := parseVideoJSON(body, specVideoKeys, videoParams{SecondsParam: "duration", ImageParam: "image"})
+	switch {
+	case e != nil:
 		return p, e
-	}
-	e := strictMembers(body, specVideoKeys, func(key string, val []byte) *apierr.Error {
-		var e *apierr.Error
-		switch key {
-		case "model":
-			p.Model, _, e = str(val, key)
-		case "prompt":
-			p.Prompt, _, e = str(val, key)
-		case "duration":
-			var v int64
-			if v, _, e = integer(val, key, 1, 3600); e == nil {
-				p.Seconds = int(v)
-			}
-		case "async":
-			_, _, e = boolean(val, key) // tasks are always asynchronous
-		case "size":
-			p.Size, _, e = str(val, key)
-		case "image":
-			p.ImageURL, _, e = str(val, key)
-		}
-		return e
-	})
-	if e != nil {
-		return p, e
-	}
-	if p.Model == "" {
+	case p.Model == "":
 		return p, missingParam("model")
 	}
 	return p, p.checkPrompt()
 }
 
-// openaiVideoKeys are the members POST /v1/videos takes.
-var openaiVideoKeys = []string{"model", "prompt", "seconds", "size", "input_reference"}
-
-// parseOpenAIVideoJSON reads OpenAI's CreateVideoJsonBody.
+// parseOpenAIVideoJSON reads OpenAI's CreateVideoJsonBody; model
+// defaults to sora-2, as OpenAI's does.
 func parseOpenAIVideoJSON(body []byte) (videoParams, *apierr.Error) {
-	p := videoParams{SecondsParam: "seconds", ImageParam: "input_reference"}
+	p, e := parseVideoJSON(body, openaiVideoKeys, videoParams{SecondsParam: "seconds", ImageParam: "input_reference"})
+	if e == nil {
+		e = p.checkPrompt()
+	}
+	return p.openaiDefaults(), e
+}
+
+// parseVideoJSON reads the members of a JSON body that may name only keys:
+// the spec's integer duration and image URL, or OpenAI's string seconds
+// and input_reference object. Callers check what is required.
+func parseVideoJSON(body []byte, keys []string, p videoParams) (videoParams, *apierr.Error) {
 	if e := checkJSON(body); e != nil {
 		return p, e
 	}
-	e := strictMembers(body, openaiVideoKeys, func(key string, val []byte) *apierr.Error {
+	e := strictMembers(body, keys, func(key string, val []byte) *apierr.Error {
 		var e *apierr.Error
 		switch key {
 		case "model":
 			p.Model, _, e = str(val, key)
 		case "prompt":
 			p.Prompt, _, e = str(val, key)
+		case "size":
+			p.Size, _, e = str(val, key)
+		case "duration":
+			var v int64
+			if v, _, e = integer(val, key, 1, 3600); e == nil {
+				p.Seconds = int(v)
+			}
 		case "seconds":
 			var s string
 			if s, _, e = str(val, key); e == nil && s != "" {
 				p.Seconds, e = secondsValue(s)
 			}
-		case "size":
-			p.Size, _, e = str(val, key)
+		case "async":
+			_, _, e = boolean(val, key) // tasks are always asynchronous
+		case "image":
+			p.ImageURL, _, e = str(val, key)
 		case "input_reference":
 			e = p.imageRef(val)
 		}
 		return e
 	})
-	if e != nil {
-		return p, e
-	}
-	return p.openaiDefaults(), p.checkPrompt()
+	return p, e
 }
 
 // imageRef reads {"image_url": "..."} (OpenAI's ImageRefParam); file ids
