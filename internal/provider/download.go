@@ -86,3 +86,41 @@ func VideoGone(provider, id, vendorMsg string) error {
 		Message: "The upstream provider no longer has this video.",
 		Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", provider, id, vendorMsg, ErrVideoGone)}
 }
+
+// VideoGetter sends an adapter's GETs of a video job or its file: with the
+// adapter's configured headers (not carried to another host on a
+// redirect), a 404 read as the job gone (VideoGone), other failures mapped
+// as for chat.
+type VideoGetter struct {
+	Provider string
+	Client   *http.Client
+	Header   http.Header // the headers set from the config, keys included
+	MaxError int64       // the most of an error body read
+	Parse    func([]byte) VendorError
+}
+
+// Get sends GET u (for the job id, named in errors) accepting accept.
+func (g VideoGetter) Get(k *Call, u, accept, id string) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, BadResponse(g.Provider, err)
+	}
+	hr.Header = g.Header.Clone()
+	hr.Header.Del("Content-Type")
+	hr.Header.Set("Accept", accept)
+	resp, err := KeepHeadersHome(g.Client, hr.URL, g.Header).Do(hr)
+	if err != nil {
+		return nil, FromTransport(k.Ctx, g.Provider, err)
+	}
+	k.Touch()
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), g.MaxError))
+	v := g.Parse(b)
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, VideoGone(g.Provider, id, v.Message)
+	}
+	return nil, FromStatus(g.Provider, resp.StatusCode, resp.Header, v)
+}

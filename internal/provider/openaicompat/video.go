@@ -130,28 +130,8 @@ func (c *Client) videoGet(k *provider.Call, id, suffix, accept string) (*http.Re
 		return nil, fmt.Errorf("openaicompat %s: empty video id", c.name)
 	}
 	u := c.URL("videos/"+url.PathEscape(id)+suffix, "")
-	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, provider.BadResponse(c.name, err)
-	}
-	hr.Header = c.header.Clone()
-	hr.Header.Del("Content-Type")
-	hr.Header.Set("Accept", accept)
-	resp, err := provider.KeepHeadersHome(c.hc, hr.URL, c.header).Do(hr)
-	if err != nil {
-		return nil, provider.FromTransport(k.Ctx, c.name, err)
-	}
-	k.Touch()
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-	v := parseVendorError(b)
-	if resp.StatusCode == http.StatusNotFound {
-		return nil, provider.VideoGone(c.name, id, v.Message)
-	}
-	return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, v)
+	return provider.VideoGetter{Provider: c.name, Client: c.hc, Header: c.header, MaxError: c.maxError,
+		Parse: parseVendorError}.Get(k, u, accept, id)
 }
 
 // readVideo reads a Video object answer.
