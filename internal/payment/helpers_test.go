@@ -168,6 +168,10 @@ func stripeMock(t *testing.T) string {
 		}
 	}
 	if bin == "" {
+		// .ci/run installs it and sets this, so CI never skips silently.
+		if os.Getenv("MODELGATE_REQUIRE_STRIPE_MOCK") != "" {
+			t.Fatal("stripe-mock is required here (MODELGATE_REQUIRE_STRIPE_MOCK is set) but is not installed")
+		}
 		t.Skip("stripe-mock not installed (go install github.com/stripe/stripe-mock@v0.203.0); skipping the test against it")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
