@@ -90,6 +90,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 	if k.Revoked() {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("key %s is revoked", k.ID))
 	}
+	if k.AccountDisabled {
+		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("account %s of key %s is disabled", k.AccountID, k.ID))
+	}
 	p := Principal{KeyID: k.ID, AccountID: k.AccountID, Group: k.Group, SpendCap: k.SpendCap, ExpiresAt: k.ExpiresAt}
 	if err := expired(p, now); err != nil {
 		return Principal{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,10 +35,12 @@ func (f *fakeKeys) KeyByHash(_ context.Context, h []byte) (store.Key, error) {
 func TestAuthenticate(t *testing.T) {
 	good, _, goodHash := apikey.Generate()
 	revoked, _, revokedHash := apikey.Generate()
+	disabled, _, disabledHash := apikey.Generate()
 	unknown, _, _ := apikey.Generate()
 	keys := &fakeKeys{keys: map[string]store.Key{
-		string(goodHash):    {ID: "key_1", AccountID: "acct_1", Group: "basic", Hash: goodHash},
-		string(revokedHash): {ID: "key_2", AccountID: "acct_1", Group: "basic", Hash: revokedHash, RevokedAt: time.Unix(5, 0)},
+		string(goodHash):     {ID: "key_1", AccountID: "acct_1", Group: "basic", Hash: goodHash},
+		string(revokedHash):  {ID: "key_2", AccountID: "acct_1", Group: "basic", Hash: revokedHash, RevokedAt: time.Unix(5, 0)},
+		string(disabledHash): {ID: "key_3", AccountID: "acct_2", Group: "basic", Hash: disabledHash, AccountDisabled: true},
 	}}
 	a := NewAuthenticator(keys, 0, nil)
 	cases := []struct {
@@ -50,6 +53,7 @@ func TestAuthenticate(t *testing.T) {
 		{"malformed", "Token " + good, ""},
 		{"unknown", "Bearer " + unknown, ""},
 		{"revoked", "Bearer " + revoked, ""},
+		{"account disabled", "Bearer " + disabled, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +69,12 @@ func TestAuthenticate(t *testing.T) {
 				t.Fatalf("err = %v, want 401 invalid_api_key", err)
 			}
 		})
+	}
+	// A disabled account's key is refused like a revoked one, and the
+	// internal reason (logged, never shown) says why.
+	if _, err := a.Authenticate(context.Background(), "Bearer "+disabled); err == nil ||
+		!strings.Contains(apierr.From(err).Err.Error(), "acct_2") || !strings.Contains(apierr.From(err).Err.Error(), "disabled") {
+		t.Fatalf("disabled account: %v, want a reason naming the disabled account", err)
 	}
 	keys.fail = errors.New("disk on fire")
 	if _, err := a.Authenticate(context.Background(), "Bearer "+good); apierr.From(err).Status != http.StatusInternalServerError {

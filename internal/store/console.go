@@ -91,6 +91,17 @@ type RedeemCode struct {
 	RedeemedAt time.Time
 }
 
+// LoginLink is a one-time console sign-in link an operator makes with
+// `modelgate admin login-link`. Only the SHA-256 of its secret is stored.
+type LoginLink struct {
+	ID        string // "link_" + hex
+	Hash      []byte // SHA-256 of the secret in the URL, unique
+	Account   string // the account name it signs in as (created on use if missing)
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    time.Time // zero while unused
+}
+
 // Console stores what the web console needs besides accounts, keys, the
 // ledger and usage.
 type Console interface {
@@ -153,4 +164,11 @@ type Console interface {
 	RedeemCode(ctx context.Context, hash []byte, accountID string, at time.Time) (RedeemCode, error)
 	// ListCodes lists a batch's codes ("" every code), oldest first.
 	ListCodes(ctx context.Context, batch string) ([]RedeemCode, error)
+
+	// CreateLoginLink stores l; ErrConflict on a taken ID or hash.
+	CreateLoginLink(ctx context.Context, l LoginLink) error
+	// UseLoginLink marks the link whose hash is given used at at and
+	// returns it, atomically: of two racing calls one wins. ErrNotFound
+	// for an unknown or expired link, ErrConflict for a used one.
+	UseLoginLink(ctx context.Context, hash []byte, at time.Time) (LoginLink, error)
 }

@@ -35,7 +35,17 @@ type Account struct {
 	// They are not in the ledger; what the account can spend is Balance −
 	// Held − what running requests reserve.
 	Held money.Micros
+	// DisabledAt is when an operator disabled the account (zero: enabled).
+	// A disabled account's keys stop working: KeyByHash reports it in
+	// Key.AccountDisabled.
+	DisabledAt time.Time
+	// Admin marks an operator of the console (set by a used admin sign-in
+	// link; console.admins in the config also grants the role).
+	Admin bool
 }
+
+// Disabled reports whether an operator disabled the account.
+func (a Account) Disabled() bool { return !a.DisabledAt.IsZero() }
 
 // Key is an API key as stored: only the SHA-256 of the secret is kept.
 type Key struct {
@@ -52,6 +62,11 @@ type Key struct {
 	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
 	Spent       money.Micros // filled on reads: usage charged through this key
 	Held        money.Micros // filled on reads: reservations of the key's open video tasks
+	// LastUsedAt is filled on reads: the Time of the newest usage record
+	// inserted for the key (zero: never used). InsertUsage keeps it.
+	LastUsedAt time.Time
+	// AccountDisabled is filled on reads: the key's account is disabled.
+	AccountDisabled bool
 }
 
 // Expired reports whether the key has expired at now.
@@ -92,6 +107,53 @@ type UsageFilter struct {
 	Since     time.Time // inclusive
 	Until     time.Time // exclusive
 	Limit     int       // 0 means no limit; newest records first
+	Model     string    // exact public model id
+	KeyID     string
+	Status    UsageStatus
+	// After continues a listing: only records strictly after it in the
+	// order (Time descending, then RequestID descending), that is older
+	// ones. Zero: from the newest.
+	After UsageCursor
+}
+
+// UsageStatus filters records by outcome.
+type UsageStatus string
+
+// The outcomes a UsageFilter may select.
+const (
+	UsageAny   UsageStatus = ""      // every record
+	UsageOK    UsageStatus = "ok"    // Status < 400
+	UsageError UsageStatus = "error" // Status >= 400 (499 included)
+)
+
+// UsageCursor is the position of a record in a listing: its Time and
+// RequestID.
+type UsageCursor struct {
+	Time      time.Time
+	RequestID string
+}
+
+// UsageTotals sums usage records.
+type UsageTotals struct {
+	Requests         int64
+	PromptTokens     int64
+	CompletionTokens int64
+	Cost             money.Micros
+}
+
+// UsageGroup is the totals of one group of records: a day ("2026-11-24",
+// UTC), a model id or a key id.
+type UsageGroup struct {
+	Key string
+	UsageTotals
+}
+
+// UsageStats is an account's usage over a time range grouped three ways;
+// each grouping's totals equal the records' sums exactly.
+type UsageStats struct {
+	Daily   []UsageGroup // days with records, oldest first
+	ByModel []UsageGroup // by Cost descending, then Key
+	ByKey   []UsageGroup // by Cost descending, then Key; "" for records without a key
 }
 
 // Accounts stores accounts.
@@ -101,6 +163,12 @@ type Accounts interface {
 	AccountByName(ctx context.Context, name string) (Account, error)
 	AccountByID(ctx context.Context, id string) (Account, error)
 	ListAccounts(ctx context.Context) ([]Account, error)
+	// SetAccountDisabled disables the account at at, or enables it when at
+	// is zero; ErrNotFound when it does not exist.
+	SetAccountDisabled(ctx context.Context, id string, at time.Time) error
+	// SetAccountAdmin grants or takes the console's admin role;
+	// ErrNotFound when the account does not exist.
+	SetAccountAdmin(ctx context.Context, id string, admin bool) error
 }
 
 // Keys stores API keys.
@@ -127,6 +195,9 @@ type Usage interface {
 	// then a crash journal replayed it) is stored without charging again.
 	InsertUsage(ctx context.Context, recs []UsageRecord) error
 	ListUsage(ctx context.Context, f UsageFilter) ([]UsageRecord, error)
+	// UsageStats groups the records of accountID with since <= Time <
+	// until by UTC day, by model and by key.
+	UsageStats(ctx context.Context, accountID string, since, until time.Time) (UsageStats, error)
 	// PurgeUsage deletes at most limit records whose Time is before before
 	// (oldest first) and returns how many it deleted; callers repeat it
 	// until it returns less than limit, so no transaction grows large. It

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -13,7 +14,8 @@ import (
 // the covering partial index video_tasks_open_account.
 const selectAccount = `SELECT id, name, created_at, balance, spent,
 	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
-	 WHERE t.account_id = accounts.id AND t.state IN ('pending', 'processing'))
+	 WHERE t.account_id = accounts.id AND t.state IN ('pending', 'processing')),
+	disabled_at, admin
 	FROM accounts`
 
 // CreateAccount inserts a; store.ErrConflict when its ID or name is taken.
@@ -82,12 +84,29 @@ type scanner interface {
 // scanAccount reads one row of selectAccount.
 func scanAccount(r scanner) (store.Account, error) {
 	var (
-		a       store.Account
-		created int64
+		a        store.Account
+		created  int64
+		disabled sql.NullInt64
 	)
-	if err := r.Scan(&a.ID, &a.Name, &created, &a.Balance, &a.Spent, &a.Held); err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &created, &a.Balance, &a.Spent, &a.Held, &disabled, &a.Admin); err != nil {
 		return store.Account{}, err
 	}
-	a.CreatedAt = fromMicros(created)
+	a.CreatedAt, a.DisabledAt = fromMicros(created), fromNullMicros(disabled)
 	return a, nil
+}
+
+// SetAccountDisabled disables the account at at (a later call moves the
+// time), or enables it when at is zero; store.ErrNotFound when it does not
+// exist.
+func (s *Store) SetAccountDisabled(ctx context.Context, id string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET disabled_at = ? WHERE id = ?`,
+		toNullMicros(at), id)
+	return wrap(fmt.Sprintf("set account %q disabled", id), mustAffect(res, err))
+}
+
+// SetAccountAdmin grants or takes the console's admin role;
+// store.ErrNotFound when the account does not exist.
+func (s *Store) SetAccountAdmin(ctx context.Context, id string, admin bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET admin = ? WHERE id = ?`, admin, id)
+	return wrap(fmt.Sprintf("set account %q admin", id), mustAffect(res, err))
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// selectKey reads a key together with its account's name and the holds of
-// its open video tasks, summed in the same statement (one snapshot with
-// spent) from the covering partial index video_tasks_open_key.
+// selectKey reads a key together with its account's name and state and
+// the holds of its open video tasks, summed in the same statement (one
+// snapshot with spent) from the covering partial index video_tasks_open_key.
 const selectKey = `SELECT k.id, k.account_id, a.name, k.group_name, k.name, k.prefix,
 	k.hash, k.created_at, k.revoked_at, k.expires_at, k.spend_cap, k.spent,
 	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
-	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing'))
+	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing')),
+	k.last_used_at, a.disabled_at IS NOT NULL
 	FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
 // minPrefixRef is the shortest ref RevokeKey matches against key prefixes;
@@ -158,15 +159,18 @@ func escapeLike(s string) string {
 // scanKey reads one row of selectKey.
 func scanKey(r scanner) (store.Key, error) {
 	var (
-		k       store.Key
-		created int64
-		revoked sql.NullInt64
-		expires sql.NullInt64
+		k        store.Key
+		created  int64
+		revoked  sql.NullInt64
+		expires  sql.NullInt64
+		lastUsed sql.NullInt64
 	)
 	if err := r.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Group, &k.Name, &k.Prefix,
-		&k.Hash, &created, &revoked, &expires, &k.SpendCap, &k.Spent, &k.Held); err != nil {
+		&k.Hash, &created, &revoked, &expires, &k.SpendCap, &k.Spent, &k.Held,
+		&lastUsed, &k.AccountDisabled); err != nil {
 		return store.Key{}, err
 	}
+	k.LastUsedAt = fromNullMicros(lastUsed)
 	k.ExpiresAt = fromNullMicros(expires)
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = fromNullMicros(revoked)

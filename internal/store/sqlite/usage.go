@@ -50,6 +50,9 @@ func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 			return err
 		}
 	}
+	if err := touchKeys(ctx, tx, recs, inserted); err != nil {
+		return err
+	}
 	var charged []store.UsageRecord
 	for _, r := range recs {
 		// inserted holds each new id once: a second record with the
@@ -65,6 +68,33 @@ func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 		return err
 	}
 	return chargeBatch(ctx, tx, charged)
+}
+
+// touchKeys moves api_keys.last_used_at of every key in recs to the newest
+// Time of its records that were stored now (the first of each id in
+// inserted: a skipped duplicate moves nothing), never backwards.
+func touchKeys(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
+	newest := map[string]int64{}
+	seen := make(map[string]bool, len(inserted))
+	for _, r := range recs {
+		if !inserted[r.RequestID] || seen[r.RequestID] {
+			continue
+		}
+		seen[r.RequestID] = true
+		if r.KeyID == "" {
+			continue
+		}
+		if t, ok := newest[r.KeyID]; !ok || toMicros(r.Time) > t {
+			newest[r.KeyID] = toMicros(r.Time)
+		}
+	}
+	for id, t := range newest {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?
+			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`, t, id, t); err != nil {
+			return fmt.Errorf("key %q last used: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // insertUsageRows inserts recs with one multi-row statement (a statement
@@ -178,6 +208,7 @@ func (s *Store) PurgeUsage(ctx context.Context, before time.Time, limit int) (in
 
 // ListUsage returns the records f selects, newest first (ties broken by
 // request ID, descending), at most f.Limit of them when it is positive.
+// f.After continues that order: records strictly after the cursor.
 func (s *Store) ListUsage(ctx context.Context, f store.UsageFilter) ([]store.UsageRecord, error) {
 	var (
 		where []string
@@ -194,6 +225,30 @@ func (s *Store) ListUsage(ctx context.Context, f store.UsageFilter) ([]store.Usa
 	if !f.Until.IsZero() {
 		where = append(where, `time < ?`)
 		args = append(args, toMicros(f.Until))
+	}
+	if f.Model != "" {
+		where = append(where, `model = ?`)
+		args = append(args, f.Model)
+	}
+	if f.KeyID != "" {
+		where = append(where, `key_id = ?`)
+		args = append(args, f.KeyID)
+	}
+	switch f.Status {
+	case store.UsageAny:
+	case store.UsageOK:
+		where = append(where, `status < 400`)
+	case store.UsageError:
+		where = append(where, `status >= 400`)
+	default:
+		return nil, fmt.Errorf("sqlite: list usage: unknown status filter %q", f.Status)
+	}
+	if !f.After.Time.IsZero() || f.After.RequestID != "" {
+		// Strictly after (time, request_id) in the listing's order; the
+		// first term lets the time index bound the range.
+		t := toMicros(f.After.Time)
+		where = append(where, `time <= ? AND (time < ? OR request_id < ?)`)
+		args = append(args, t, t, f.After.RequestID)
 	}
 	q := selectUsage
 	if len(where) > 0 {

@@ -40,6 +40,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Responses", func(t *testing.T) { testResponses(t, newStore) })
 	t.Run("Tasks", func(t *testing.T) { testTasks(t, newStore) })
 	t.Run("Console", func(t *testing.T) { testConsole(t, newStore) })
+	t.Run("AccountState", func(t *testing.T) { testAccountState(t, newStore) })
+	t.Run("KeyLastUsed", func(t *testing.T) { testKeyLastUsed(t, newStore) })
+	t.Run("UsageFilters", func(t *testing.T) { testUsageFilters(t, newStore) })
+	t.Run("UsageStats", func(t *testing.T) { testUsageStats(t, newStore) })
+	t.Run("LoginLinks", func(t *testing.T) { testLoginLinks(t, newStore) })
 }
 
 // at returns the fixtures' reference time (UTC, whole microseconds) shifted by d.
@@ -115,12 +120,15 @@ func utc(t time.Time) time.Time {
 // normAccount, normKey and normUsage normalise times for comparison.
 func normAccount(a store.Account) store.Account {
 	a.CreatedAt = utc(a.CreatedAt)
+	a.DisabledAt = utc(a.DisabledAt)
 	return a
 }
 
 func normKey(k store.Key) store.Key {
 	k.CreatedAt = utc(k.CreatedAt)
 	k.RevokedAt = utc(k.RevokedAt)
+	k.ExpiresAt = utc(k.ExpiresAt)
+	k.LastUsedAt = utc(k.LastUsedAt)
 	if len(k.Hash) == 0 {
 		k.Hash = nil
 	}
