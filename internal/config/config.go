@@ -28,7 +28,7 @@ const (
 	defaultDatabase        = "sqlite:./modelgate-data/modelgate.db"
 	defaultMaxRequestBytes = 20 << 20 // 20 MiB
 	defaultShutdownTimeout = Duration(30 * time.Second)
-	defaultAuthCacheTTL    = Duration(5 * time.Second)
+	defaultAuthCacheTTL    = Duration(time.Second)
 	defaultReadTimeout     = Duration(30 * time.Second)
 	minMaxBodyMemory       = 128 << 20 // max_body_memory's default, unless 4 × max_request_bytes is more
 	defaultWriteTimeout    = Duration(60 * time.Second)
@@ -58,11 +58,12 @@ type Config struct {
 	Groups          map[string]Group `yaml:"groups"`
 	Billing         Billing          `yaml:"billing"`
 	Images          Images           `yaml:"images"`
-	Fetch           Fetch            `yaml:"fetch"`   // image URLs the gateway downloads for a vendor
-	Video           Video            `yaml:"video"`   // asynchronous video generation tasks
-	Console         *Console         `yaml:"console"` // the web console; nil: off
-	Models          []ModelConfig    `yaml:"models"`  // overrides of and additions to the built-in catalog
-	Path            string           `yaml:"-"`       // file it was loaded from; "" for the built-in default
+	Fetch           Fetch            `yaml:"fetch"`    // image URLs the gateway downloads for a vendor
+	Video           Video            `yaml:"video"`    // asynchronous video generation tasks
+	Console         *Console         `yaml:"console"`  // the web console; nil: off
+	Payments        *Payments        `yaml:"payments"` // console top-ups; nil: redemption codes only
+	Models          []ModelConfig    `yaml:"models"`   // overrides of and additions to the built-in catalog
+	Path            string           `yaml:"-"`        // file it was loaded from; "" for the built-in default
 
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
@@ -350,6 +351,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyUsageDefaults()
 	c.applyVideoDefaults()
 	c.applyConsoleDefaults()
+	c.applyPaymentsDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

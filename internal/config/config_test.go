@@ -18,7 +18,7 @@ func TestDefaultValidates(t *testing.T) {
 	if c.Listen != "127.0.0.1:8080" || c.Database != "sqlite:./modelgate-data/modelgate.db" || c.Path != "" {
 		t.Errorf("Default() = %+v", c)
 	}
-	if c.MaxRequestBytes != 20<<20 || c.ShutdownTimeout != Duration(30*time.Second) || c.AuthCacheTTL != Duration(5*time.Second) {
+	if c.MaxRequestBytes != 20<<20 || c.ShutdownTimeout != Duration(30*time.Second) || c.AuthCacheTTL != Duration(time.Second) {
 		t.Errorf("Default() limits = %d %v %v", c.MaxRequestBytes, c.ShutdownTimeout, c.AuthCacheTTL)
 	}
 	if c.Log.Level != "info" || c.Log.Format != "text" || !c.Log.RequestsEnabled() {

@@ -76,6 +76,9 @@ var (
 		reflect.TypeFor[Video]():            "video",
 		reflect.TypeFor[Console]():          "console",
 		reflect.TypeFor[OAuthProvider]():    "console oauth provider",
+		reflect.TypeFor[Payments]():         "payments",
+		reflect.TypeFor[TopUpBonus]():       "first_topup_bonus",
+		reflect.TypeFor[StripeConf]():       "stripe",
 	}
 )
 

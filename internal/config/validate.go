@@ -35,6 +35,7 @@ func (c *Config) Validate() []Problem {
 	v.usageRetention()
 	v.videoSettings()
 	v.consoleSettings()
+	v.paymentsSettings()
 	return sortProblems(v.problems)
 }
 
