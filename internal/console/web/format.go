@@ -1,0 +1,217 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+)
+
+// Amount formats m with at least two and at most six decimals, trailing
+// zeros beyond the second trimmed and no thousands separators: 12.5 →
+// "12.50", 0.000123 → "0.000123", -3 → "-3.00".
+func Amount(m money.Micros) string {
+	s := m.String() // six decimals
+	dot := strings.IndexByte(s, '.')
+	end := len(s)
+	for end > dot+3 && s[end-1] == '0' {
+		end--
+	}
+	return s[:end]
+}
+
+var symbols = map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}
+
+// Money formats an amount with its currency: a symbol for USD, EUR, GBP,
+// CNY and JPY ("$12.50", "-€3.00"), else the code after it ("12.50 CHF").
+func Money(m money.Micros, currency string) string {
+	s := Amount(m)
+	sym, ok := symbols[strings.ToUpper(currency)]
+	switch {
+	case ok && strings.HasPrefix(s, "-"):
+		return "-" + sym + s[1:]
+	case ok:
+		return sym + s
+	case currency == "":
+		return s
+	}
+	return s + " " + currency
+}
+
+// MoneyShort is Money rounded half away from zero to cents, for headline
+// figures ("$13.62"); a non-zero amount under a cent is "< $0.01".
+func MoneyShort(m money.Micros, currency string) string {
+	const cent = money.Unit / 100
+	if m > 0 && m < cent/2 {
+		return "< " + Money(cent, currency)
+	}
+	if m < 0 && m > -cent/2 {
+		return "> " + Money(-cent, currency)
+	}
+	r := (m + cent/2) / cent * cent
+	if m < 0 {
+		r = (m - cent/2) / cent * cent
+	}
+	return Money(r, currency)
+}
+
+// Date formats t as "Nov 24, 2026" (UTC); the zero time is "—".
+func Date(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("Jan 2, 2006")
+}
+
+// DateTime formats t as "2026-11-24 19:05 UTC"; the zero time is "—".
+func DateTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+}
+
+// Int formats an integer with thousands separators: 1234567 → "1,234,567".
+func Int(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case int32:
+		return int64(n)
+	case money.Micros:
+		return int64(n)
+	}
+	panic(fmt.Sprintf("web: not an integer: %T", v))
+}
+
+// share is part/total as a percentage with one decimal ("12.5%").
+func share(part, total int64) string {
+	if total <= 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(float64(part)*100/float64(total), 'f', 1, 64) + "%"
+}
+
+// badge is the CSS class of a status badge.
+func badge(status string) string {
+	switch status {
+	case "paid", "active", "ok", "enabled":
+		return "badge-ok"
+	case "pending", "errors":
+		return "badge-warn"
+	case "failed", "revoked", "error", "disabled":
+		return "badge-bad"
+	}
+	return "badge-muted"
+}
+
+var methodLabels = map[string]string{"card": "Card", "alipay": "Alipay", "code": "Redeem code"}
+
+func methodLabel(m string) string {
+	if l, ok := methodLabels[m]; ok {
+		return l
+	}
+	if m == "" {
+		return "—"
+	}
+	return strings.ToUpper(m[:1]) + m[1:]
+}
+
+func initial(s string) string {
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && i+1 < len(s) {
+		s = s[i+1:]
+	}
+	for _, r := range s {
+		return strings.ToUpper(string(r))
+	}
+	return "?"
+}
+
+// dict builds a map for passing several values to a sub-template.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: odd number of arguments")
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
+}
+
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"amount":   Amount,
+		"money":    Money,
+		"money2":   MoneyShort,
+		"date":     Date,
+		"datetime": DateTime,
+		"isodate": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format(time.DateOnly)
+		},
+		"num":     func(v any) string { return Int(toInt64(v)) },
+		"share":   func(part, total any) string { return share(toInt64(part), toInt64(total)) },
+		"badge":   badge,
+		"method":  methodLabel,
+		"path":    url.PathEscape,
+		"asset":   assetURL,
+		"initial": initial,
+		"ms": func(d time.Duration) string {
+			return Int(d.Milliseconds()) + " ms"
+		},
+		"costChart":     CostChart,
+		"requestsChart": RequestsChart,
+		"tokensChart":   TokensChart,
+		"sparkline":     Sparkline,
+		"dict":          dict,
+		"list":          func(v ...string) []string { return v },
+		"title": func(s string) string {
+			if s == "" {
+				return s
+			}
+			return strings.ToUpper(s[:1]) + s[1:]
+		},
+		"cur": func(c string) string { return symbolOr(c) },
+		"pct": func(part, total any) float64 {
+			p, t := toInt64(part), toInt64(total)
+			if t <= 0 || p <= 0 {
+				return 0
+			}
+			return math.Round(float64(p)*1000/float64(t)) / 10
+		},
+		"httpOK": func(s int) bool { return s > 0 && s < 400 },
+	}
+}

@@ -1,0 +1,148 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// PageNames lists the pages Render knows, in the order of views.go.
+var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "error"}
+
+// Pages holds the parsed templates, one set per page.
+type Pages struct {
+	sets map[string]*template.Template
+}
+
+// New parses every template once. A template error is a startup error.
+func New() (*Pages, error) {
+	base, err := template.New("base").Funcs(funcs()).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("console templates: %w", err)
+	}
+	p := &Pages{sets: make(map[string]*template.Template, len(PageNames))}
+	for _, name := range PageNames {
+		set, err := base.Clone()
+		if err == nil {
+			set, err = set.ParseFS(templateFS, "templates/"+name+".html")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("console template %s: %w", name, err)
+		}
+		if set.Lookup("page") == nil {
+			return nil, fmt.Errorf("console template %s: no \"page\" defined", name)
+		}
+		p.sets[name] = set
+	}
+	return p, nil
+}
+
+// Render writes the page name with status. data is the page's view model
+// (SignIn, Overview, Keys, Usage, Stats, Admin or ErrorPage). The page is
+// rendered into a buffer first, so a template error becomes a plain 500
+// rather than half a page.
+func (p *Pages) Render(w http.ResponseWriter, status int, name string, data any) {
+	set := p.sets[name]
+	if set == nil {
+		slog.Error("console: unknown page", "page", name)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := set.ExecuteTemplate(&buf, "page", data); err != nil {
+		slog.Error("console: render", "page", name, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", fmt.Sprint(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// asset is an embedded static file.
+type asset struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+// StaticPrefix is where Static is mounted.
+const StaticPrefix = "/console/static/"
+
+var assets = loadAssets()
+
+func loadAssets() map[string]asset {
+	types := map[string]string{
+		".css": "text/css; charset=utf-8",
+		".js":  "text/javascript; charset=utf-8",
+		".svg": "image/svg+xml",
+	}
+	m := map[string]asset{}
+	entries, err := fs.ReadDir(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		b, err := staticFS.ReadFile("static/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		sum := sha256.Sum256(b)
+		ct := types[path.Ext(e.Name())]
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		m[e.Name()] = asset{body: b, ctype: ct, etag: hex.EncodeToString(sum[:6])}
+	}
+	return m
+}
+
+// assetURL is the URL of a static file, versioned by its content so a new
+// build is never hidden by the one-hour cache.
+func assetURL(name string) string {
+	a, ok := assets[name]
+	if !ok {
+		panic("console: no static asset " + name)
+	}
+	return StaticPrefix + name + "?v=" + a.etag
+}
+
+// Static serves the embedded assets under /console/static/ (console.css,
+// console.js, favicon.svg) with a one-hour public cache.
+func Static() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name, ok := strings.CutPrefix(r.URL.Path, StaticPrefix)
+		a, found := assets[name]
+		if !ok || !found {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", a.ctype)
+		h.Set("Cache-Control", "public, max-age=3600")
+		h.Set("ETag", `"`+a.etag+`"`)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+	})
+}
