@@ -36,6 +36,7 @@ Usage:
   modelgate accounts show NAME [--json]
   modelgate accounts list [--json]
   modelgate usage [--account NAME] [--since 24h|2026-01-02] [--limit N] [--json]
+  modelgate admin login-link [--account NAME] [--url BASE]
   modelgate version
 
 Every command takes --config FILE (or MODELGATE_CONFIG); without one the
@@ -63,6 +64,8 @@ func run(args []string, e env) int {
 		return usageCmd(rest, e)
 	case "accounts":
 		return accountsCmd(rest, e)
+	case "admin":
+		return adminCmd(rest, e)
 	case "version", "--version", "-v":
 		fmt.Fprintln(e.stdout, "modelgate", version)
 		return 0

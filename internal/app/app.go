@@ -136,7 +136,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
-	con, err := newConsole(cfg, st, o.Now, o.Logger)
+	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
+	con, err := newConsole(cfg, st, op, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
 		return nil, err
@@ -149,6 +150,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	h.Routes(mux)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	mountConsole(mux, con)
+	if con != nil {
+		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
+	}
 	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
 			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory})

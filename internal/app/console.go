@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/console"
+	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -24,7 +27,7 @@ import (
 // serves both without either MAC being usable for the other, and replicas
 // that share images.signing_key (or the images directory) also accept each
 // other's sign-in cookies.
-func newConsole(cfg *config.Config, st store.Store, now func() time.Time, log *slog.Logger) (*console.Console, error) {
+func newConsole(cfg *config.Config, st store.Store, op *operator, now func() time.Time, log *slog.Logger) (*console.Console, error) {
 	s := cfg.Console
 	if s == nil {
 		return nil, nil
@@ -36,16 +39,48 @@ func newConsole(cfg *config.Config, st store.Store, now func() time.Time, log *s
 	m := hmac.New(sha256.New, root)
 	m.Write([]byte("modelgate console flow cookie key"))
 	providers := make(map[string]identity.Provider, len(s.OAuth))
+	labels := make([]web.Provider, 0, len(s.OAuth))
 	for _, o := range s.OAuth {
 		p, err := identity.New(o.Identity(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("console: %w", err)
 		}
 		providers[o.Name] = p
+		labels = append(labels, web.Provider{Name: o.Name, Label: providerLabel(o)})
 	}
-	return &console.Console{Store: st, Providers: providers, Groups: s.SignupGroups, PublicURL: s.PublicURL,
-		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins,
-		Currency: cfg.Billing.Currency, Now: now, Log: log}, nil
+	pages, err := web.New()
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	c := &console.Console{Store: st, Providers: providers, Labels: labels, Groups: s.SignupGroups, PublicURL: s.PublicURL,
+		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins, Pages: pages, Operator: op,
+		Currency: cfg.Billing.Currency, Now: now, Log: log}
+	if p := cfg.Payments; p != nil {
+		c.MinTopUp, c.MaxTopUp = p.MinTopUp.Micros(), p.MaxTopUp.Micros()
+		c.Bonus = store.BonusRule{PercentPPM: int64(p.FirstTopUpBonus.Percent) / 100, Max: p.FirstTopUpBonus.Max.Micros()}
+		if sc := p.Stripe; sc != nil {
+			pay := &payment.Stripe{SecretKey: sc.SecretKey, WebhookSecret: sc.WebhookSecret, APIBase: sc.APIBase, Methods: sc.Methods,
+				Currency: cfg.Billing.Currency, Store: st, Now: now, Log: log, Bonus: c.Bonus}
+			if err := pay.Validate(); err != nil {
+				return nil, fmt.Errorf("payments: %w", err)
+			}
+			c.Payments, c.Methods = pay, sc.Methods
+		}
+	}
+	return c, nil
+}
+
+// providerLabel is a sign-in button's provider name.
+func providerLabel(o config.OAuthProvider) string {
+	switch {
+	case o.Type == "github" && o.Name == "github":
+		return "GitHub"
+	case o.Type == "google" && o.Name == "google":
+		return "Google"
+	case len(o.Name) <= 4:
+		return strings.ToUpper(o.Name)
+	}
+	return strings.ToUpper(o.Name[:1]) + o.Name[1:]
 }
 
 // mountConsole adds the console's routes to mux when it is configured.

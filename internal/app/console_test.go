@@ -27,7 +27,7 @@ func TestConsoleMounted(t *testing.T) {
 		{"off: index", func(*config.Config) {}, "/console/", 404, `"code":"not_found"`},
 		{"off: me", func(*config.Config) {}, "/console/api/me", 404, `"code":"not_found"`},
 		{"off: login", func(*config.Config) {}, "/console/login/gh", 404, `"code":"not_found"`},
-		{"on: index", withConsole, "/console/", 200, `"providers":["gh"]`},
+		{"on: index", withConsole, "/console/", 200, `href="/console/login/gh"`},
 		{"on: me", withConsole, "/console/api/me", 401, `"code":"not_signed_in"`},
 		{"on: login", withConsole, "/console/login/gh", 302, ""},
 		{"on: unknown", withConsole, "/console/nope", 404, `"code":"not_found"`},

@@ -15,10 +15,12 @@ import (
 // upkeep keeps the usage table bounded: the purger deletes records past
 // usage.retention, and the refused counter stands in for the records that
 // requests without an authenticated key no longer leave (it logs a summary
-// at most once a minute).
+// at most once a minute). more holds other periodic workers (the
+// console's session purge).
 type upkeep struct {
 	purger  *usage.Purger
 	refused *refused.Counter
+	more    []func(context.Context) error
 }
 
 func newUpkeep(cfg *config.Config, st store.Store, log *slog.Logger, now func() time.Time) *upkeep {
@@ -31,7 +33,7 @@ func newUpkeep(cfg *config.Config, st store.Store, log *slog.Logger, now func() 
 // start runs the workers until ctx ends; the returned func waits for them.
 func (u *upkeep) start(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{u.purger.Run, u.refused.Run} {
+	for _, run := range append([]func(context.Context) error{u.purger.Run, u.refused.Run}, u.more...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -56,15 +57,16 @@ func (c *Console) me(w http.ResponseWriter, r *http.Request, s store.Session, a 
 }
 
 type keyJSON struct {
-	ID        string     `json:"id"`
-	Key       string     `json:"key,omitempty"` // the secret, only in the answer to its creation
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"`
-	Group     string     `json:"group"`
-	CreatedAt time.Time  `json:"created_at"`
-	ExpiresAt *time.Time `json:"expires_at"`
-	SpendCap  *string    `json:"spend_cap"`
-	Status    string     `json:"status,omitempty"` // active, revoked or expired; not on creation
+	ID         string     `json:"id"`
+	Key        string     `json:"key,omitempty"` // the secret, only in the answer to its creation
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	Group      string     `json:"group"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	SpendCap   *string    `json:"spend_cap"`
+	Status     string     `json:"status,omitempty"` // active, revoked or expired; not on creation
 }
 
 func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
@@ -72,6 +74,10 @@ func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
 	if !k.ExpiresAt.IsZero() {
 		t := k.ExpiresAt.UTC()
 		j.ExpiresAt = &t
+	}
+	if !k.LastUsedAt.IsZero() {
+		t := k.LastUsedAt.UTC()
+		j.LastUsedAt = &t
 	}
 	if k.SpendCap > 0 {
 		s := k.SpendCap.String()
@@ -118,61 +124,73 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, _ store.Sess
 		fail(w, e)
 		return
 	}
-	if n := utf8.RuneCountInString(req.Name); n > MaxKeyName || !utf8.ValidString(req.Name) {
-		fail(w, apierr.Invalid("name", "name must be valid UTF-8 of at most %d characters.", MaxKeyName))
+	j, e := c.newKey(r.Context(), a, req)
+	if e != nil {
+		fail(w, e)
 		return
 	}
+	writeJSON(w, http.StatusCreated, j)
+}
+
+// newKey validates req and creates the key; the answer carries the secret.
+func (c *Console) newKey(ctx context.Context, a store.Account, req createKeyRequest) (keyJSON, *apierr.Error) {
+	if n := utf8.RuneCountInString(req.Name); n > MaxKeyName || !utf8.ValidString(req.Name) {
+		return keyJSON{}, apierr.Invalid("name", "name must be valid UTF-8 of at most %d characters.", MaxKeyName)
+	}
 	if !slices.Contains(c.Groups, req.Group) {
-		fail(w, apierr.Invalid("group", "group must be one of the groups listed by /console/api/me."))
-		return
+		return keyJSON{}, apierr.Invalid("group", "group must be one of the groups listed by /console/api/me.")
 	}
 	now := c.now()
 	k := store.Key{ID: newID("key_"), AccountID: a.ID, Group: req.Group, Name: req.Name, CreatedAt: now}
 	if req.SpendCap != nil && *req.SpendCap != "" {
 		v, err := money.Parse(*req.SpendCap)
 		if err != nil || v < 0 {
-			fail(w, apierr.Invalid("spend_cap", "spend_cap must be a decimal amount of 0 or more with at most 6 decimals, like \"25\" or \"0.5\"."))
-			return
+			return keyJSON{}, apierr.Invalid("spend_cap", "spend_cap must be a decimal amount of 0 or more with at most 6 decimals, like \"25\" or \"0.5\".")
 		}
 		k.SpendCap = v
 	}
 	if req.ExpiresAt != nil && *req.ExpiresAt != "" {
 		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
 		if err != nil || !t.After(now) {
-			fail(w, apierr.Invalid("expires_at", "expires_at must be an RFC 3339 time in the future, like 2030-01-02T15:04:05Z."))
-			return
+			return keyJSON{}, apierr.Invalid("expires_at", "expires_at must be an RFC 3339 time in the future, like 2030-01-02T15:04:05Z.")
 		}
 		k.ExpiresAt = t.UTC()
 	}
 	secret, display, hash := apikey.Generate()
 	k.Prefix, k.Hash = display, hash
-	if err := c.Store.CreateKey(r.Context(), k); err != nil {
-		fail(w, apierr.Internal(err))
-		return
+	if err := c.Store.CreateKey(ctx, k); err != nil {
+		return keyJSON{}, apierr.Internal(err)
 	}
-	c.log().InfoContext(r.Context(), "console: key created", "account", a.Name, "key", k.ID)
+	c.log().InfoContext(ctx, "console: key created", "account", a.Name, "key", k.ID)
 	j := c.keyJSON(k, false)
 	j.Key = secret
-	writeJSON(w, http.StatusCreated, j)
+	return j, nil
 }
 
 func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
-	id := r.PathValue("id")
-	k, err := c.Store.KeyByID(r.Context(), id)
+	if e := c.dropKey(r.Context(), a, r.PathValue("id")); e != nil {
+		fail(w, e)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// dropKey revokes the account's key id; another account's key is a 404.
+// The gateway's key cache (auth_cache_ttl, 1 s by default) bounds how long
+// the key keeps working.
+func (c *Console) dropKey(ctx context.Context, a store.Account, id string) *apierr.Error {
+	k, err := c.Store.KeyByID(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && k.AccountID != a.ID:
-		fail(w, notFound("No such key."))
-		return
+		return notFound("No such key.")
 	case err != nil:
-		fail(w, apierr.Internal(err))
-		return
+		return apierr.Internal(err)
 	}
-	if _, err := c.Store.RevokeKey(r.Context(), k.ID, c.now()); err != nil {
-		fail(w, apierr.Internal(err))
-		return
+	if _, err := c.Store.RevokeKey(ctx, k.ID, c.now()); err != nil {
+		return apierr.Internal(err)
 	}
-	c.log().InfoContext(r.Context(), "console: key revoked", "account", a.Name, "key", k.ID)
-	w.WriteHeader(http.StatusNoContent)
+	c.log().InfoContext(ctx, "console: key revoked", "account", a.Name, "key", k.ID)
+	return nil
 }
 
 // decode reads a JSON object of at most maxBody bytes into v, refusing

@@ -17,7 +17,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -30,7 +29,9 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/identity"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -73,8 +74,28 @@ type Console struct {
 	Admins []string
 	// Currency is billing.currency, shown next to the balance.
 	Currency string
-	Now      func() time.Time // nil: time.Now
-	Log      *slog.Logger     // nil: discard
+	// Pages renders the HTML pages (web.New()); required.
+	Pages *web.Pages
+	// Labels are the sign-in buttons in order: Name as in Providers, Label
+	// shown ("GitHub").
+	Labels []web.Provider
+
+	// Payments takes top-ups; nil: top-ups are off (codes still work).
+	Payments Payments
+	// Methods are the payment methods offered ("card", "alipay").
+	Methods []string
+	// MinTopUp and MaxTopUp bound a top-up's amount.
+	MinTopUp, MaxTopUp money.Micros
+	// Bonus is the first-top-up bonus, shown on the overview (payments
+	// applies it).
+	Bonus store.BonusRule
+
+	// Operator answers the admin pages' questions about the configuration;
+	// nil: those sections are empty.
+	Operator Operator
+
+	Now func() time.Time // nil: time.Now
+	Log *slog.Logger     // nil: discard
 }
 
 func (c *Console) now() time.Time {
@@ -99,14 +120,21 @@ func (c *Console) Routes(mux *http.ServeMux) {
 // Handler is the console's handler for everything under /console/.
 func (c *Console) Handler() http.Handler {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /console/{$}", c.index)
 	m.HandleFunc("GET /console/login/{name}", c.login)
 	m.HandleFunc("GET /console/callback/{name}", c.callback)
-	m.HandleFunc("POST /console/logout", c.user(true, c.logout))
+	m.HandleFunc("POST /console/logout", c.logout)
 	m.HandleFunc("GET /console/api/me", c.user(false, c.me))
 	m.HandleFunc("GET /console/api/keys", c.user(false, c.listKeys))
 	m.HandleFunc("POST /console/api/keys", c.user(true, c.createKey))
 	m.HandleFunc("DELETE /console/api/keys/{id}", c.user(true, c.revokeKey))
+	m.HandleFunc("POST /console/api/topups", c.user(true, c.createTopUp))
+	m.HandleFunc("GET /console/api/topups", c.user(false, c.listTopUps))
+	m.HandleFunc("POST /console/api/redeem", c.user(true, c.redeem))
+	m.HandleFunc("GET /console/api/usage", c.user(false, c.usage))
+	m.HandleFunc("GET /console/api/usage.csv", c.user(false, c.usageCSV))
+	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
+	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
+	c.pageRoutes(m)
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, notFound(fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)))
 	})
@@ -118,21 +146,6 @@ func (c *Console) Handler() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		m.ServeHTTP(w, r)
 	})
-}
-
-// index is the sign-in page to come; for now the providers to sign in with.
-func (c *Console) index(w http.ResponseWriter, r *http.Request) {
-	_, _, err := c.session(r)
-	writeJSON(w, http.StatusOK, map[string]any{"providers": c.providerNames(), "signed_in": err == nil})
-}
-
-func (c *Console) providerNames() []string {
-	names := make([]string, 0, len(c.Providers))
-	for n := range c.Providers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // base is the console's external origin, without a trailing slash.
@@ -262,7 +275,7 @@ func (c *Console) user(csrf bool, h userHandler) http.HandlerFunc {
 			fail(w, notSignedIn())
 			return
 		}
-		if csrf && subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(s.CSRF)) != 1 {
+		if csrf && !tokenEqual(r.Header.Get(CSRFHeader), s.CSRF) {
 			fail(w, csrfFailed())
 			return
 		}
@@ -274,7 +287,7 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	secret := randomToken()
 	sum := sha256.Sum256([]byte(secret))
 	role := store.RoleUser
-	if slices.Contains(c.Admins, a.Name) {
+	if a.Admin || slices.Contains(c.Admins, a.Name) {
 		role = store.RoleAdmin
 	}
 	now := c.now()
@@ -288,12 +301,50 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	return nil
 }
 
-func (c *Console) logout(w http.ResponseWriter, r *http.Request, s store.Session, _ store.Account) {
+// logout signs the session out: 204 for a script (X-CSRF-Token header),
+// a redirect to the sign-in page for the form.
+func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	s, _, err := c.session(r)
+	if err != nil {
+		fail(w, notSignedIn())
+		return
+	}
+	if !c.csrfOK(r, s) {
+		fail(w, csrfFailed())
+		return
+	}
 	if err := c.Store.DeleteSession(r.Context(), s.ID); err != nil {
 		fail(w, apierr.Internal(err))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: sessionPath, MaxAge: -1,
 		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
-	w.WriteHeader(http.StatusNoContent)
+	if r.Header.Get(CSRFHeader) != "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+}
+
+// sessionPurgeEvery is how often PurgeSessions deletes expired sessions.
+const sessionPurgeEvery = time.Hour
+
+// PurgeSessions deletes expired sessions now and then every hour until ctx
+// ends (an expired session is refused anyway; this keeps the table small).
+func (c *Console) PurgeSessions(ctx context.Context) error {
+	t := time.NewTicker(sessionPurgeEvery)
+	defer t.Stop()
+	for {
+		if n, err := c.Store.PurgeSessions(ctx, c.now()); err != nil && ctx.Err() == nil {
+			c.log().WarnContext(ctx, "console: purge sessions", "err", err)
+		} else if n > 0 {
+			c.log().InfoContext(ctx, "console: expired sessions purged", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/modelgate/modelgate/internal/apikey"
+	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -48,6 +49,7 @@ type env struct {
 	gh    *fakeGitHub
 	srv   *httptest.Server
 	clock *clock
+	c     *Console
 }
 
 func startMock(t *testing.T) *mockoidc.MockOIDC {
@@ -130,13 +132,14 @@ func newEnv(t *testing.T) *env {
 	clk := &clock{t: time.Now().UTC()}
 	c := &Console{Store: st, Providers: map[string]identity.Provider{"sso": sso, "github": ghp},
 		Groups: []string{"default", "pro"}, SessionTTL: time.Hour, CookieKey: bytes.Repeat([]byte{7}, 32),
-		Admins: []string{"github:octocat"}, Currency: "USD", Now: clk.Now}
+		Admins: []string{"github:octocat"}, Currency: "USD", Now: clk.Now, Pages: pages(t),
+		Labels: []web.Provider{{Name: "github", Label: "GitHub"}, {Name: "sso", Label: "SSO"}}}
 	mux := http.NewServeMux()
 	c.Routes(mux)
 	mux.HandleFunc("/", http.NotFound)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &env{t: t, st: st, mock: m, gh: gh, srv: srv, clock: clk}
+	return &env{t: t, st: st, mock: m, gh: gh, srv: srv, clock: clk, c: c}
 }
 
 // browser is a client with its own cookie jar.
@@ -208,11 +211,7 @@ func (b *browser) signIn(provider string) meJSON {
 	t := b.e.t
 	t.Helper()
 	r := b.do("GET", "/console/login/"+provider, "", nil)
-	var idx struct {
-		SignedIn bool `json:"signed_in"`
-	}
-	r.json(t, &idx)
-	if r.status != http.StatusOK || !idx.SignedIn {
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `action="/console/logout"`) {
 		t.Fatalf("sign-in ended with %d %s", r.status, r.body)
 	}
 	me := b.me()
@@ -249,7 +248,8 @@ func TestSignInAndKeys(t *testing.T) {
 
 	// Signed out.
 	r := b.do("GET", "/console/", "", nil)
-	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"providers":["github","sso"]`) {
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `href="/console/login/github"`) ||
+		!strings.Contains(string(r.body), `href="/console/login/sso"`) {
 		t.Fatalf("signed-out index: %d %s", r.status, r.body)
 	}
 	for _, h := range []struct{ k, v string }{
@@ -523,4 +523,14 @@ func TestSignUpNameTaken(t *testing.T) {
 	if raw, _ := base64.RawURLEncoding.DecodeString(sess.Value); len(raw) != 32 {
 		t.Fatalf("session secret is %d bytes", len(raw))
 	}
+}
+
+// pages parses the console's templates once per test.
+func pages(t *testing.T) *web.Pages {
+	t.Helper()
+	p, err := web.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -29,6 +30,17 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		fail(w, notFound(fmt.Sprintf("No sign-in provider named %q.", name)))
 		return
 	}
+	// ?link=1 from a signed-in user links the identity to their account
+	// instead of signing in; the flow cookie remembers whose session asked.
+	var link string
+	if r.URL.Query().Get("link") == "1" {
+		s, _, err := c.session(r)
+		if err != nil {
+			http.Redirect(w, r, "/console/", http.StatusFound)
+			return
+		}
+		link = s.ID
+	}
 	flow, authURL, err := p.Begin(r.Context(), c.redirectURL(r, name))
 	if err != nil {
 		c.log().ErrorContext(r.Context(), "console: sign-in could not start", "provider", name, "err", err)
@@ -36,7 +48,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			Message: "The sign-in provider is not available; try again later.", Err: err})
 		return
 	}
-	payload, err := json.Marshal(flow)
+	payload, err := json.Marshal(flowCookie{Flow: flow, Link: link})
 	if err != nil {
 		fail(w, apierr.Internal(err))
 		return
@@ -44,6 +56,42 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: FlowCookie, Value: c.sign(payload), Path: flowPath,
 		MaxAge: int(identity.FlowTTL / time.Second), HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, authURL, http.StatusFound)
+}
+
+// flowCookie is the signed flow cookie's content: the provider's flow and,
+// when the sign-in links an identity, the asking session's id.
+type flowCookie struct {
+	identity.Flow
+	Link string `json:"link,omitempty"`
+}
+
+// linkIdentity adds the identity in cl to the account of the session that
+// started the flow, which must still be the browser's session.
+func (c *Console) linkIdentity(w http.ResponseWriter, r *http.Request, sessionID string, cl identity.Claims) {
+	s, a, err := c.session(r)
+	if err != nil || s.ID != sessionID {
+		c.errorPage(w, http.StatusBadRequest, web.Layout{}, "Linking failed", "Your session changed during linking. Sign in and try again.")
+		return
+	}
+	now := c.now()
+	id := store.Identity{Provider: cl.Provider, Subject: cl.Subject, AccountID: a.ID, Login: cl.Login, Email: cl.Email,
+		CreatedAt: now, LastSeenAt: now}
+	err = c.Store.LinkIdentity(r.Context(), id)
+	if errors.Is(err, store.ErrConflict) {
+		if got, gerr := c.Store.IdentityByKey(r.Context(), cl.Provider, cl.Subject); gerr == nil && got.AccountID == a.ID {
+			http.Redirect(w, r, "/console/?done=linked", http.StatusFound) // linked already
+			return
+		}
+		c.errorPage(w, http.StatusConflict, c.layout(s, a, "Linking failed", "overview"), "Already linked elsewhere",
+			"This sign-in belongs to another account. Sign in with it and use that account, or ask the operator to merge them.")
+		return
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	c.log().InfoContext(r.Context(), "console: identity linked", "provider", cl.Provider, "account", a.Name)
+	http.Redirect(w, r, "/console/?done=linked", http.StatusFound)
 }
 
 // callback ends a sign-in. Every refusal is the same 400; the reason is
@@ -78,14 +126,18 @@ func (c *Console) callback(w http.ResponseWriter, r *http.Request) {
 		refuse("bad flow cookie", err)
 		return
 	}
-	var flow identity.Flow
-	if err := json.Unmarshal(payload, &flow); err != nil {
+	var fc flowCookie
+	if err := json.Unmarshal(payload, &fc); err != nil {
 		refuse("bad flow cookie", err)
 		return
 	}
-	claims, err := p.Finish(r.Context(), flow, c.redirectURL(r, name), q.Get("code"), q.Get("state"))
+	claims, err := p.Finish(r.Context(), fc.Flow, c.redirectURL(r, name), q.Get("code"), q.Get("state"))
 	if err != nil {
 		refuse("finish", err)
+		return
+	}
+	if fc.Link != "" {
+		c.linkIdentity(w, r, fc.Link, claims)
 		return
 	}
 	acct, err := c.accountFor(r.Context(), claims)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+func TestAdminLoginLink(t *testing.T) {
+	tests := []struct {
+		name, extra string
+		args        []string
+		code        int
+		link        string // a regexp the stdout must match
+		errText     string
+	}{
+		{name: "public url", extra: "console:\n  public_url: https://gw.example.com/\n", args: []string{"admin", "login-link"},
+			link: `^https://gw\.example\.com/console/admin-link\?token=[A-Za-z0-9_-]{43}\n$`, errText: `signs in as "admin"`},
+		{name: "listen address", extra: "listen: :9090\nconsole: {}\n", args: []string{"admin", "login-link", "--account", "ops"},
+			link: `^http://localhost:9090/console/admin-link\?token=`, errText: `signs in as "ops"`},
+		{name: "url flag", extra: "console: {}\n", args: []string{"admin", "login-link", "--url", "http://10.0.0.5:8080"},
+			link: `^http://10\.0\.0\.5:8080/console/admin-link\?token=`},
+		{name: "console off", args: []string{"admin", "login-link"}, code: 1, errText: "the console is off"},
+		{name: "empty account", extra: "console: {}\n", args: []string{"admin", "login-link", "--account", " "}, code: 2, errText: "--account must not be empty"},
+		{name: "unknown subcommand", args: []string{"admin", "promote"}, code: 2, errText: "usage: modelgate admin login-link"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t, tt.extra)
+			code, out, errOut := c.run(tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.errText) {
+				t.Fatalf("exit %d, stderr %q; want %d with %q", code, errOut, tt.code, tt.errText)
+			}
+			if tt.code != 0 {
+				return
+			}
+			if !regexp.MustCompile(tt.link).MatchString(out) {
+				t.Fatalf("stdout %q does not match %s", out, tt.link)
+			}
+			// The stored link works once, for 15 minutes.
+			token := out[strings.Index(out, "token=")+6 : len(out)-1]
+			sum := sha256.Sum256([]byte(token))
+			c.withDB(func(ctx context.Context, st store.Store) {
+				if _, err := st.UseLoginLink(ctx, sum[:], time.Now().Add(16*time.Minute)); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("after 16 minutes: %v, want not found", err)
+				}
+				if _, err := st.UseLoginLink(context.Background(), sum[:], time.Now()); err != nil {
+					t.Errorf("use: %v", err)
+				}
+			})
+		})
+	}
+}

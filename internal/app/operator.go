@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/console/web"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/route"
+)
+
+// testTimeout bounds the admin page's "send a test request".
+const testTimeout = 20 * time.Second
+
+// operator shows the configuration to the console's admin pages and sends
+// their test requests straight to a provider's adapter.
+type operator struct {
+	cfg      *config.Config
+	cat      *catalog.Catalog
+	deps     []route.Deployment
+	currency string
+}
+
+func (o *operator) Providers() []web.AdminProvider {
+	out := make([]web.AdminProvider, 0, len(o.cfg.Providers))
+	for _, p := range o.cfg.Providers {
+		n := 0
+		for _, d := range o.deps {
+			if d.Provider == p.Name {
+				n++
+			}
+		}
+		out = append(out, web.AdminProvider{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, Models: n})
+	}
+	return out
+}
+
+func (o *operator) Models() []web.AdminModel {
+	seen := map[string]bool{}
+	var out []web.AdminModel
+	for _, d := range o.deps {
+		if seen[d.Model] {
+			continue
+		}
+		seen[d.Model] = true
+		m, _ := o.cat.Lookup(d.Model)
+		out = append(out, web.AdminModel{ID: d.Model, Kind: string(m.Modality), Provider: d.Provider, Price: o.price(m)})
+	}
+	slices.SortFunc(out, func(a, b web.AdminModel) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// price is a model's price in a few words.
+func (o *operator) price(m catalog.Model) string {
+	p := func(v money.Micros) string { return web.Money(v, o.currency) }
+	switch m.Modality {
+	case catalog.Chat, catalog.Completion:
+		if m.Input == 0 && m.Output == 0 {
+			return "free"
+		}
+		return fmt.Sprintf("%s in / %s out per 1M tokens", p(m.Input), p(m.Output))
+	case catalog.Embedding:
+		return fmt.Sprintf("%s per 1M tokens", p(m.Input))
+	case catalog.Audio:
+		return fmt.Sprintf("%s per second", p(m.AudioPerSecond))
+	case catalog.Video:
+		return fmt.Sprintf("%s per second", p(m.VideoPerSecond))
+	case catalog.Image:
+		if len(m.Images) > 0 {
+			return fmt.Sprintf("from %s per image", p(m.Images[0].Price))
+		}
+	}
+	return "not priced"
+}
+
+func (o *operator) Groups() []web.AdminGroup {
+	out := make([]web.AdminGroup, 0, len(o.cfg.Groups))
+	for name, g := range o.cfg.Groups {
+		out = append(out, web.AdminGroup{Name: name, Models: g.Models})
+	}
+	slices.SortFunc(out, func(a, b web.AdminGroup) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// TestProvider asks the provider's first chat model for one short reply.
+func (o *operator) TestProvider(ctx context.Context, name string) web.TestResult {
+	res := web.TestResult{Provider: name}
+	var dep *route.Deployment
+	for i, d := range o.deps {
+		if m, ok := o.cat.Lookup(d.Model); d.Provider == name && ok && m.Modality == catalog.Chat {
+			dep = &o.deps[i]
+			break
+		}
+	}
+	if dep == nil {
+		res.Message = "This provider serves no chat model, so there is nothing to test with a chat request."
+		return res
+	}
+	res.Model = dep.Model
+	ctx, cancel := context.WithTimeout(ctx, testTimeout)
+	defer cancel()
+	body := fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Reply with the word OK."}],"max_tokens":16}`, dep.Model)
+	start := time.Now()
+	resp, err := dep.Chatter.Chat(ctx, &provider.ChatRequest{PublicModel: dep.Model, UpstreamModel: dep.Upstream, Body: body, MaxOutput: 16})
+	res.Latency = time.Since(start)
+	if err != nil {
+		res.Message = err.Error()
+		return res
+	}
+	res.OK = true
+	res.Message = firstWords(resp.Body)
+	return res
+}
+
+// firstWords is the start of a chat completion's answer, for the test
+// result.
+func firstWords(body []byte) string {
+	var r struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &r) != nil || len(r.Choices) == 0 {
+		return "The provider answered, but not with a chat completion."
+	}
+	s := strings.TrimSpace(r.Choices[0].Message.Content)
+	if rs := []rune(s); len(rs) > 120 {
+		s = string(rs[:120]) + "…"
+	}
+	return "Answered: " + s
+}

@@ -1,0 +1,249 @@
+package console
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// form posts fields (csrf_token added unless csrf is "-") as a browser form.
+func (b *browser) form(path string, fields url.Values, csrf string) response {
+	b.e.t.Helper()
+	if csrf == "" {
+		csrf = b.csrf
+	}
+	v := url.Values{}
+	for k, x := range fields {
+		v[k] = x
+	}
+	if csrf != "-" {
+		v.Set("csrf_token", csrf)
+	}
+	return b.do("POST", path, v.Encode(), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+}
+
+// adminLink stores a login link and returns its path.
+func (e *env) adminLink(account string, at time.Time) string {
+	e.t.Helper()
+	secret, l := NewLoginLink(account, at)
+	if err := e.st.CreateLoginLink(context.Background(), l); err != nil {
+		e.t.Fatal(err)
+	}
+	return "/console/admin-link?token=" + secret
+}
+
+func TestAdminLink(t *testing.T) {
+	e := newEnv(t)
+	now := e.clock.Now()
+	fresh, old := e.adminLink("ops", now), e.adminLink("ops", now.Add(-AdminLinkTTL-time.Second))
+	tests := []struct {
+		name, path string
+		status     int
+		text       string
+	}{
+		{"expired", old, 400, "has expired"},
+		{"unknown", "/console/admin-link?token=nope", 400, "unknown or has expired"},
+		{"empty", "/console/admin-link", 400, "incomplete"},
+		{"fresh", fresh, 200, `action="/console/logout"`}, // followed to the admin page
+		{"used", fresh, 400, "used already"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := e.browser()
+			r := b.do("GET", tt.path, "", nil)
+			if r.status != tt.status || !strings.Contains(string(r.body), tt.text) {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if tt.status == 200 {
+				if me := b.me(); me.Role != store.RoleAdmin || me.Account != "ops" {
+					t.Errorf("me after the link: %+v", me)
+				}
+			}
+		})
+	}
+}
+
+func TestAdminPages(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	user := e.browser()
+	user.signIn("sso")
+	for _, p := range []string{"/console/admin", "/console/admin?section=accounts"} {
+		if r := user.do("GET", p, "", nil); r.status != 404 {
+			t.Errorf("non-admin GET %s: %d", p, r.status)
+		}
+	}
+	if r := user.form("/console/admin/codes", url.Values{"batch": {"x"}, "count": {"1"}, "amount": {"5"}}, ""); r.status != 404 {
+		t.Errorf("non-admin creates codes: %d", r.status)
+	}
+	admin := e.browser()
+	if r := admin.do("GET", e.adminLink("ops", e.clock.Now()), "", nil); r.status != 200 {
+		t.Fatalf("admin link: %d", r.status)
+	}
+	admin.csrf = admin.me().CSRFToken
+	for _, s := range adminSections {
+		if r := admin.do("GET", "/console/admin?section="+s, "", nil); r.status != 200 {
+			t.Errorf("section %s: %d %s", s, r.status, r.body)
+		}
+	}
+
+	// Codes: bad batches change nothing; a good one shows each code once.
+	bad := []url.Values{
+		{"batch": {""}, "count": {"1"}, "amount": {"5"}},
+		{"batch": {"b"}, "count": {"0"}, "amount": {"5"}},
+		{"batch": {"b"}, "count": {"1001"}, "amount": {"5"}},
+		{"batch": {"b"}, "count": {"1"}, "amount": {"-5"}},
+		{"batch": {"b"}, "count": {"1"}, "amount": {"5"}, "expires": {"2001-01-01"}},
+	}
+	for _, f := range bad {
+		if r := admin.form("/console/admin/codes", f, ""); r.status != 400 {
+			t.Errorf("codes %v: %d", f, r.status)
+		}
+	}
+	if r := admin.form("/console/admin/codes", url.Values{"batch": {"b"}, "count": {"3"}, "amount": {"5"}}, "-"); r.status != 403 {
+		t.Errorf("codes without csrf: %d", r.status)
+	}
+	if cs, _ := e.st.ListCodes(ctx, ""); len(cs) != 0 {
+		t.Fatalf("refused batches stored %d codes", len(cs))
+	}
+	r := admin.form("/console/admin/codes", url.Values{"batch": {"launch"}, "count": {"3"}, "amount": {"5"}}, "")
+	codes := regexp.MustCompile(`MG(-[A-Z2-9]{4}){5}`).FindAllString(string(r.body), -1)
+	uniq := map[string]bool{}
+	for _, c := range codes {
+		uniq[c] = true
+	}
+	if r.status != 201 || len(uniq) != 3 {
+		t.Fatalf("codes page %d with %d codes", r.status, len(uniq))
+	}
+	for c := range uniq {
+		if rr := user.do("POST", "/console/api/redeem", `{"code":"`+c+`"}`, map[string]string{CSRFHeader: user.me().CSRFToken}); rr.status != 200 {
+			t.Fatalf("redeem %s: %d %s", c, rr.status, rr.body)
+		}
+		break
+	}
+	if got := user.me().Balance; got != "5.000000" {
+		t.Errorf("balance after a code: %s", got)
+	}
+
+	// Adjust and disable the user's account.
+	acct, _ := e.st.AccountByName(ctx, user.me().Account)
+	path := "/console/admin/accounts/" + acct.ID
+	adjust := []struct {
+		amount, reason string
+		status         int
+	}{
+		{"0", "none", 400},
+		{"abc", "typo", 400},
+		{"-6", "more than the balance", 400},
+		{"2.5", "", 400},
+		{"2.5", strings.Repeat("x", 201), 400},
+		{"2.5", "goodwill", 303},
+		{"-1", "correction", 303},
+	}
+	noFollow := admin.noFollow()
+	for _, a := range adjust {
+		req := url.Values{"amount": {a.amount}, "reason": {a.reason}, "csrf_token": {admin.csrf}}
+		resp, err := noFollow.PostForm(e.srv.URL+path+"/adjust", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != a.status {
+			t.Errorf("adjust %s %q: %d, want %d", a.amount, a.reason, resp.StatusCode, a.status)
+		}
+	}
+	if got := user.me().Balance; got != "6.500000" {
+		t.Errorf("balance after adjustments: %s, want 6.500000", got)
+	}
+	if sum, _ := e.st.LedgerSum(ctx, acct.ID); sum != 6_500_000 {
+		t.Errorf("ledger sum %s", money.Micros(sum))
+	}
+	if r := admin.form(path+"/disable", nil, ""); r.status != 200 {
+		t.Fatalf("disable: %d", r.status)
+	}
+	if a, _ := e.st.AccountByID(ctx, acct.ID); !a.Disabled() {
+		t.Error("account not disabled")
+	}
+	if r := admin.form(path+"/enable", nil, ""); r.status != 200 {
+		t.Fatalf("enable: %d", r.status)
+	}
+	if a, _ := e.st.AccountByID(ctx, acct.ID); a.Disabled() {
+		t.Error("account still disabled")
+	}
+	if r := admin.form("/console/admin/accounts/acct_nope/disable", nil, ""); r.status != 404 {
+		t.Errorf("disable unknown: %d", r.status)
+	}
+}
+
+func TestForms(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	b.signIn("github")
+	name := "<script>alert(1)</script>"
+	if r := b.form("/console/keys", url.Values{"name": {name}, "group": {"default"}}, "-"); r.status != 403 || len(b.keys()) != 0 {
+		t.Fatalf("key form without csrf: %d", r.status)
+	}
+	if r := b.form("/console/keys", url.Values{"name": {name}, "group": {"default"}}, "forged"); r.status != 403 || len(b.keys()) != 0 {
+		t.Fatalf("key form with a forged csrf: %d", r.status)
+	}
+	r := b.form("/console/keys", url.Values{"name": {name}, "group": {"default"}, "expires": {"2099-12-31"}, "spend_cap": {"5"}}, "")
+	if r.status != 201 || strings.Contains(string(r.body), name) || !strings.Contains(string(r.body), "&lt;script&gt;") {
+		t.Fatalf("key form: %d, escaped name shown: %v", r.status, strings.Contains(string(r.body), "&lt;script&gt;"))
+	}
+	keys := b.keys()
+	if len(keys) != 1 || keys[0].ExpiresAt == nil || !keys[0].ExpiresAt.Equal(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("keys %+v", keys)
+	}
+	secret := regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`).FindString(string(r.body))
+	if secret == "" {
+		t.Fatal("the new key's secret is not on the page")
+	}
+	if r := b.do("GET", "/console/keys", "", nil); strings.Contains(string(r.body), secret) {
+		t.Error("the secret is shown again")
+	}
+	for _, f := range []url.Values{
+		{"name": {strings.Repeat("k", 10_000)}, "group": {"default"}},
+		{"name": {"x"}, "group": {"gold"}},
+		{"name": {"x"}, "group": {"default"}, "expires": {"tomorrow"}},
+		{"name": {"x"}, "group": {"default"}, "spend_cap": {"-1"}},
+	} {
+		if r := b.form("/console/keys", f, ""); r.status != 400 {
+			t.Errorf("key form %v: %d", f, r.status)
+		}
+	}
+	// Another user cannot revoke it.
+	other := e.browser()
+	other.signIn("sso")
+	if r := other.form("/console/keys/"+keys[0].ID+"/revoke", nil, ""); r.status != 404 {
+		t.Errorf("foreign revoke: %d", r.status)
+	}
+	if r := b.form("/console/keys/"+keys[0].ID+"/revoke", nil, ""); r.status != 200 || b.keys()[0].Status != "revoked" {
+		t.Errorf("revoke: %d", r.status)
+	}
+	// Every page renders for a signed-in user and sends signed-out ones to sign in.
+	for _, p := range []string{"/console/", "/console/keys", "/console/usage", "/console/stats", "/console/stats?days=7", "/console/usage?status=error"} {
+		if r := b.do("GET", p, "", nil); r.status != 200 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s: %d", p, r.status)
+		}
+		resp, err := e.browser().noFollow().Get(e.srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if p != "/console/" && (resp.StatusCode != 302 || resp.Header.Get("Location") != "/console/") {
+			t.Errorf("signed out GET %s: %d %s", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	if r := b.form("/console/logout", nil, ""); r.status != 200 {
+		t.Errorf("logout form: %d", r.status)
+	}
+	if r := b.do("GET", "/console/api/me", "", nil); r.status != 401 {
+		t.Errorf("after logout: %d", r.status)
+	}
+}

@@ -1,0 +1,399 @@
+package console
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/console/web"
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// pageRoutes adds the HTML pages and their forms. Reads are GET pages
+// rendered on the server; every state-changing form is a POST carrying the
+// session's csrf_token field and answers with a redirect (303) or, when it
+// is refused, the same page with the reason.
+func (c *Console) pageRoutes(m *http.ServeMux) {
+	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", web.Static()))
+	m.HandleFunc("GET /console/{$}", c.index)
+	m.HandleFunc("GET /console/keys", c.page(c.keysPage))
+	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))
+	m.HandleFunc("GET /console/stats", c.page(c.statsPage))
+	m.HandleFunc("POST /console/keys", c.form(c.createKeyForm))
+	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
+	m.HandleFunc("POST /console/topups", c.form(c.topUpForm))
+	m.HandleFunc("POST /console/redeem", c.form(c.redeemForm))
+	m.HandleFunc("GET /console/admin-link", c.adminLinkUse)
+	c.adminRoutes(m)
+}
+
+// index is the overview when signed in, else the sign-in page.
+func (c *Console) index(w http.ResponseWriter, r *http.Request) {
+	s, a, err := c.session(r)
+	if err != nil {
+		c.Pages.Render(w, http.StatusOK, "signin", web.SignIn{Providers: c.Labels})
+		return
+	}
+	c.overviewPage(w, r, s, a, nil)
+}
+
+// page wraps a GET page that needs a signed-in user; others go to the
+// sign-in page.
+func (c *Console) page(h userHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, a, err := c.session(r)
+		if err != nil {
+			http.Redirect(w, r, "/console/", http.StatusFound)
+			return
+		}
+		h(w, r, s, a)
+	}
+}
+
+// form wraps a POSTed form: a session and its csrf_token field (or the
+// X-CSRF-Token header) are required.
+func (c *Console) form(h userHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		s, a, err := c.session(r)
+		if err != nil {
+			c.errorPage(w, http.StatusUnauthorized, web.Layout{}, "Signed out", "Your session has ended. Sign in again and retry.")
+			return
+		}
+		if !c.csrfOK(r, s) {
+			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Refused", ""), "Request refused",
+				"The form was stale or did not come from this console. Reload the page and try again.")
+			return
+		}
+		h(w, r, s, a)
+	}
+}
+
+func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, heading, msg string) {
+	if l.Title == "" {
+		l.Title = heading
+	}
+	c.Pages.Render(w, status, "error", web.ErrorPage{Layout: l, Status: status, Heading: heading, Message: msg})
+}
+
+// layout is what every signed-in page shares.
+func (c *Console) layout(s store.Session, a store.Account, title, active string) web.Layout {
+	return web.Layout{Title: title, Active: active, Account: a.Name, Admin: s.Role == store.RoleAdmin,
+		Balance: a.Balance, Currency: c.Currency, CSRF: s.CSRF}
+}
+
+// doneMessages are the confirmations a redirect may ask for (?done=…):
+// fixed texts, so a link cannot put words on the page.
+var doneMessages = map[string]string{
+	"revoked":   "The key was revoked. It stops working within a second.",
+	"redeemed":  "The code was redeemed and your balance credited.",
+	"adjusted":  "The balance was adjusted.",
+	"disabled":  "The account was disabled; its keys stop working within a second.",
+	"enabled":   "The account was enabled.",
+	"linked":    "The sign-in was linked to your account.",
+	"done":      "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
+	"cancelled": "The payment was cancelled; nothing was charged.",
+}
+
+func flashFrom(r *http.Request) *web.Flash {
+	q := r.URL.Query()
+	if m, ok := doneMessages[q.Get("done")]; ok {
+		return &web.Flash{Kind: "ok", Message: m}
+	}
+	if m, ok := doneMessages[q.Get("topup")]; ok {
+		return &web.Flash{Kind: "ok", Message: m}
+	}
+	return nil
+}
+
+func errFlash(e *apierr.Error) *web.Flash { return &web.Flash{Kind: "error", Message: e.Message} }
+
+func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash) {
+	ctx := r.Context()
+	status := http.StatusOK
+	if flash == nil {
+		flash = flashFrom(r)
+	} else if flash.Kind == "error" {
+		status = http.StatusBadRequest
+	}
+	since, until := c.statsRange(defaultStatsDays)
+	st, err := c.Store.UsageStats(ctx, a.ID, since, until)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	tops, err := c.Store.ListTopUps(ctx, a.ID)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	ids, err := c.Store.ListIdentities(ctx, a.ID)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	v := web.Overview{Layout: c.layout(s, a, "Overview", "overview"), Held: a.Held, Spent: a.Spent,
+		Methods: c.Methods, MinTopUp: c.MinTopUp, MaxTopUp: c.MaxTopUp, BonusMax: c.Bonus.Max, BonusEligible: true}
+	if c.Payments == nil {
+		v.Methods = nil
+	}
+	if c.Bonus.PercentPPM > 0 {
+		v.BonusPercent = percentText(c.Bonus.PercentPPM)
+	}
+	v.Flash = flash
+	for _, d := range dailyFilled(st, since, defaultStatsDays) {
+		v.Daily = append(v.Daily, dayOf(d))
+		v.Spent30d += d.Cost
+		v.Requests30d += d.Requests
+	}
+	for _, t := range tops {
+		if t.Status == store.TopUpPaid {
+			v.BonusEligible = false
+		}
+		row := web.TopUp{ID: t.ID, Amount: t.Amount, Bonus: t.Bonus, Method: t.Method, Status: string(t.Status),
+			CreatedAt: t.CreatedAt, PaidAt: t.PaidAt}
+		if t.Status == store.TopUpPaid {
+			row.Amount = t.Credited
+		}
+		v.TopUps = append(v.TopUps, row)
+	}
+	linked := map[string]bool{}
+	for _, id := range ids {
+		v.Identities = append(v.Identities, web.Identity{Provider: id.Provider, Login: id.Login, Email: id.Email, LastSeenAt: id.LastSeenAt})
+		linked[id.Provider] = true
+	}
+	for _, p := range c.Labels {
+		if !linked[p.Name] {
+			v.LinkProviders = append(v.LinkProviders, p)
+		}
+	}
+	c.Pages.Render(w, status, "overview", v)
+}
+
+func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
+	c.log().ErrorContext(r.Context(), "console: page", "path", r.URL.Path, "err", err)
+	c.errorPage(w, http.StatusInternalServerError, web.Layout{}, "Something went wrong",
+		"The console could not load this page. Try again in a moment.")
+}
+
+func dayOf(d store.UsageGroup) web.Day {
+	return web.Day{Date: d.Key, Requests: d.Requests, PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens, Cost: d.Cost}
+}
+
+// --- keys ---
+
+func (c *Console) keysPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, flashFrom(r), http.StatusOK)
+}
+
+func firstOr(xs []string) string {
+	if len(xs) > 0 {
+		return xs[0]
+	}
+	return ""
+}
+
+func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, v web.Keys, flash *web.Flash, status int) {
+	keys, err := c.ownKeys(r, a)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	v.Layout = c.layout(s, a, "API keys", "keys")
+	v.Flash = flash
+	v.Groups = c.Groups
+	for _, k := range keys {
+		v.Keys = append(v.Keys, web.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Group: k.Group, CreatedAt: k.CreatedAt,
+			LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, SpendCap: k.SpendCap, Spent: k.Spent, Status: c.keyJSON(k, true).Status})
+	}
+	c.Pages.Render(w, status, "keys", v)
+}
+
+func (c *Console) createKeyForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	f := web.KeyForm{Name: r.PostFormValue("name"), Group: r.PostFormValue("group"), Expires: r.PostFormValue("expires"),
+		SpendCap: r.PostFormValue("spend_cap")}
+	req := createKeyRequest{Name: f.Name, Group: f.Group, SpendCap: &f.SpendCap}
+	if f.Expires != "" {
+		d, err := time.Parse(time.DateOnly, f.Expires)
+		if err != nil {
+			c.renderKeys(w, r, s, a, web.Keys{Form: f}, &web.Flash{Kind: "error", Message: "Pick an expiry date, or leave it empty for a key that never expires."}, http.StatusBadRequest)
+			return
+		}
+		end := d.Add(day).Format(time.RFC3339) // the key works through the chosen day (UTC)
+		req.ExpiresAt = &end
+	}
+	j, e := c.newKey(r.Context(), a, req)
+	if e != nil {
+		c.renderKeys(w, r, s, a, web.Keys{Form: f}, errFlash(e), e.Status)
+		return
+	}
+	c.renderKeys(w, r, s, a, web.Keys{NewKey: &web.NewKey{Name: j.Name, Secret: j.Key}, Form: web.KeyForm{Group: j.Group}},
+		&web.Flash{Kind: "ok", Message: "Key created. Copy it now: it is shown only once."}, http.StatusCreated)
+}
+
+func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	if e := c.dropKey(r.Context(), a, r.PathValue("id")); e != nil {
+		if e.Status == http.StatusNotFound {
+			c.errorPage(w, http.StatusNotFound, c.layout(s, a, "Not found", "keys"), "No such key", "This key does not exist or is not yours.")
+			return
+		}
+		c.renderKeys(w, r, s, a, web.Keys{}, errFlash(e), e.Status)
+		return
+	}
+	http.Redirect(w, r, "/console/keys?done=revoked", http.StatusSeeOther)
+}
+
+// --- money ---
+
+func (c *Console) topUpForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	_, url, e := c.startTopUp(r, a, r.PostFormValue("amount"), r.PostFormValue("method"))
+	if e != nil {
+		c.overviewPage(w, r, s, a, errFlash(e))
+		return
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+}
+
+func (c *Console) redeemForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	if _, _, e := c.redeemCode(r.Context(), a, r.PostFormValue("code")); e != nil {
+		c.overviewPage(w, r, s, a, errFlash(e))
+		return
+	}
+	http.Redirect(w, r, "/console/?done=redeemed", http.StatusSeeOther)
+}
+
+// --- usage and statistics ---
+
+func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	q := r.URL.Query()
+	v := web.Usage{Layout: c.layout(s, a, "Usage", "usage"),
+		Filter: web.UsageFilter{From: q.Get("from"), To: q.Get("to"), Model: q.Get("model"), Key: q.Get("key"), Status: q.Get("status")}}
+	keys, err := c.ownKeys(r, a)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	names := map[string]string{}
+	for _, k := range keys {
+		v.Keys = append(v.Keys, web.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix})
+		names[k.ID] = keyLabel(k)
+	}
+	since, until := c.statsRange(maxStatsDays)
+	st, err := c.Store.UsageStats(r.Context(), a.ID, since, until)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	for _, g := range st.ByModel {
+		v.Models = append(v.Models, g.Key)
+	}
+	slices.Sort(v.Models)
+	f, e := usageQuery(q, a.ID, false)
+	if e != nil {
+		v.Flash = errFlash(e)
+		c.Pages.Render(w, e.Status, "usage", v)
+		return
+	}
+	recs, next, err := c.usagePage(r, f)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	for _, u := range recs {
+		v.Rows = append(v.Rows, web.UsageRow{RequestID: u.RequestID, CreatedAt: u.Time, Model: u.Model, Endpoint: u.Endpoint,
+			KeyName: names[u.KeyID], PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost,
+			Status: u.Status, ErrorCode: u.ErrorCode})
+	}
+	filters := url.Values{}
+	for _, k := range []string{"from", "to", "model", "key", "status"} {
+		if x := q.Get(k); x != "" {
+			filters.Set(k, x)
+		}
+	}
+	v.CSVURL = "/console/api/usage.csv?" + filters.Encode()
+	if q.Get("cursor") != "" {
+		v.FirstURL = "/console/usage?" + filters.Encode()
+	}
+	if next != "" {
+		nq := url.Values{}
+		for k, x := range filters {
+			nq[k] = x
+		}
+		nq.Set("cursor", next)
+		v.NextURL = "/console/usage?" + nq.Encode()
+	}
+	c.Pages.Render(w, http.StatusOK, "usage", v)
+}
+
+func (c *Console) statsPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	days := defaultStatsDays
+	switch r.URL.Query().Get("days") {
+	case "7":
+		days = 7
+	case "90":
+		days = 90
+	}
+	since, until := c.statsRange(days)
+	st, err := c.Store.UsageStats(r.Context(), a.ID, since, until)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	names, err := c.keyNames(r, a)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	v := web.Stats{Layout: c.layout(s, a, "Statistics", "stats"), Days: days, Choices: []int{7, 30, 90}}
+	for _, d := range dailyFilled(st, since, days) {
+		x := dayOf(d)
+		v.Daily = append(v.Daily, x)
+		v.Total.Requests += x.Requests
+		v.Total.PromptTokens += x.PromptTokens
+		v.Total.CompletionTokens += x.CompletionTokens
+		v.Total.Cost += x.Cost
+	}
+	group := func(label string, t store.UsageTotals) web.Group {
+		return web.Group{Label: label, Requests: t.Requests, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens, Cost: t.Cost}
+	}
+	for _, g := range st.ByModel {
+		v.ByModel = append(v.ByModel, group(g.Key, g.UsageTotals))
+	}
+	for _, g := range st.ByKey {
+		label, ok := names[g.Key]
+		if !ok {
+			label = "(no key)"
+		}
+		v.ByKey = append(v.ByKey, group(label, g.UsageTotals))
+	}
+	c.Pages.Render(w, http.StatusOK, "stats", v)
+}
+
+// csrfOK checks the session's token in the X-CSRF-Token header or, for a
+// form, its csrf_token field.
+func (c *Console) csrfOK(r *http.Request, s store.Session) bool {
+	got := r.Header.Get(CSRFHeader)
+	if got == "" {
+		got = r.PostFormValue("csrf_token")
+	}
+	return tokenEqual(got, s.CSRF)
+}
+
+// tokenEqual compares a presented token with the session's in constant
+// time; an empty one never matches.
+func tokenEqual(got, want string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// percentText shows a rate in parts per million as a percent: 100000 →
+// "10", 75000 → "7.5".
+func percentText(ppm int64) string {
+	s := money.Micros(ppm * 100).String()
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
