@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
-	con, err := newConsole(cfg, st, op, o.Now, o.Logger)
+	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
 		return nil, err

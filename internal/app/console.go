@@ -27,7 +27,8 @@ import (
 // serves both without either MAC being usable for the other, and replicas
 // that share images.signing_key (or the images directory) also accept each
 // other's sign-in cookies.
-func newConsole(cfg *config.Config, st store.Store, op *operator, now func() time.Time, log *slog.Logger) (*console.Console, error) {
+func newConsole(cfg *config.Config, st store.Store, op *operator, onCredit func(accountID string), now func() time.Time,
+	log *slog.Logger) (*console.Console, error) {
 	s := cfg.Console
 	if s == nil {
 		return nil, nil
@@ -54,13 +55,13 @@ func newConsole(cfg *config.Config, st store.Store, op *operator, now func() tim
 	}
 	c := &console.Console{Store: st, Providers: providers, Labels: labels, Groups: s.SignupGroups, PublicURL: s.PublicURL,
 		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins, Pages: pages, Operator: op,
-		Currency: cfg.Billing.Currency, Now: now, Log: log}
+		OnCredit: onCredit, Currency: cfg.Billing.Currency, Now: now, Log: log}
 	if p := cfg.Payments; p != nil {
 		c.MinTopUp, c.MaxTopUp = p.MinTopUp.Micros(), p.MaxTopUp.Micros()
 		c.Bonus = store.BonusRule{PercentPPM: int64(p.FirstTopUpBonus.Percent) / 100, Max: p.FirstTopUpBonus.Max.Micros()}
 		if sc := p.Stripe; sc != nil {
 			pay := &payment.Stripe{SecretKey: sc.SecretKey, WebhookSecret: sc.WebhookSecret, APIBase: sc.APIBase, Methods: sc.Methods,
-				Currency: cfg.Billing.Currency, Store: st, Now: now, Log: log, Bonus: c.Bonus}
+				Currency: cfg.Billing.Currency, Store: st, Now: now, Log: log, Bonus: c.Bonus, OnCredit: onCredit}
 			if err := pay.Validate(); err != nil {
 				return nil, fmt.Errorf("payments: %w", err)
 			}

@@ -166,6 +166,18 @@ func (r *Reserver) fresh(ctx context.Context, p Payer) error {
 	return nil
 }
 
+// Stale makes the next reservation for the account read its balance from
+// the store instead of the copy of up to a second ago: call it after
+// crediting the account (a top-up, a code), so money paid in is spendable
+// at once on this process. Other processes see it within their refresh.
+func (r *Reserver) Stale(accountID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a := r.accts[accountID]; a != nil {
+		a.readAt = time.Time{}
+	}
+}
+
 // store installs a value read from the store unless a commit happened
 // since the read started (then the meter's old value stays, and a meter
 // that did not exist yet is created from the read: it had no commits).

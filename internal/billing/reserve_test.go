@@ -198,6 +198,35 @@ func TestRefreshSeesCredits(t *testing.T) {
 	}
 }
 
+// Stale makes a credit spendable before Refresh has passed, and only for
+// the account named.
+func TestStaleSeesCreditsAtOnce(t *testing.T) {
+	src := newFake(0)
+	src.balance["b"] = 0
+	now := time.Unix(0, 0)
+	r := NewReserver(src, Options{Refresh: time.Hour, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if _, err := r.Reserve(ctx, Payer{AccountID: id}, 1); !errors.Is(err, ErrInsufficient) {
+			t.Fatal(err)
+		}
+	}
+	src.mu.Lock()
+	src.balance["a"], src.balance["b"] = 10, 10
+	src.mu.Unlock()
+	r.Stale("a")
+	r.Stale("nobody") // an account never read: nothing to do
+	if _, err := r.Reserve(ctx, Payer{AccountID: "a"}, 10); err != nil {
+		t.Fatalf("a after Stale: %v", err)
+	}
+	if _, err := r.Reserve(ctx, Payer{AccountID: "b"}, 1); !errors.Is(err, ErrInsufficient) {
+		t.Fatalf("b without Stale: %v, want the cached zero", err)
+	}
+	if n := src.reads.Load(); n != 3 {
+		t.Errorf("%d reads, want 3", n)
+	}
+}
+
 // 200 concurrent requests on a balance that covers 20 reservations: exactly
 // 20 are admitted and settled, the balance never goes below zero.
 func TestConcurrentReservations(t *testing.T) {

@@ -34,7 +34,7 @@ type Operator interface {
 const (
 	maxCodesPerBatch = 1000
 	maxReason        = 200
-	maxBatchLabel    = 64
+	maxBatchLabel    = 100
 	healthWindow     = time.Hour
 	healthRows       = 20_000
 	recentErrors     = 100
@@ -225,6 +225,7 @@ func (c *Console) adjustForm(w http.ResponseWriter, r *http.Request, s store.Ses
 		c.internal(w, r, err)
 		return
 	}
+	c.credited(target.ID)
 	c.log().InfoContext(ctx, "console: balance adjusted", "admin", a.Name, "account", target.Name, "amount", amount.String(), "reason", reason)
 	http.Redirect(w, r, "/console/admin?section=accounts&done=adjusted", http.StatusSeeOther)
 }
@@ -235,6 +236,11 @@ func (c *Console) disableForm(disable bool) userHandler {
 		done := "enabled"
 		if disable {
 			at, done = c.now(), "disabled"
+		}
+		if disable && r.PathValue("id") == a.ID {
+			c.renderAdmin(w, r, s, a, web.Admin{Section: "accounts"},
+				&web.Flash{Kind: "error", Message: "You cannot disable your own account."}, http.StatusBadRequest)
+			return
 		}
 		err := c.Store.SetAccountDisabled(r.Context(), r.PathValue("id"), at)
 		if errors.Is(err, store.ErrNotFound) {
@@ -291,7 +297,7 @@ func (c *Console) codesForm(w http.ResponseWriter, r *http.Request, s store.Sess
 	}
 	c.log().InfoContext(r.Context(), "console: codes created", "admin", a.Name, "batch", batch, "count", count, "amount", amount.String())
 	c.renderAdmin(w, r, s, a, web.Admin{Section: "codes", NewCodes: shown},
-		&web.Flash{Kind: "ok", Message: fmt.Sprintf("Created %d codes of %s in batch %q. Copy them now: they are shown only once.", count, web.Amount(amount), batch)},
+		&web.Flash{Kind: "ok", Message: fmt.Sprintf("Created %d codes of %s in batch %q. Copy them now: they are shown only once.", count, web.Money(amount, c.Currency), batch)},
 		http.StatusCreated)
 }
 

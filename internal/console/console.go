@@ -90,6 +90,11 @@ type Console struct {
 	// applies it).
 	Bonus store.BonusRule
 
+	// OnCredit, when set, is told of every credit the console posts (a
+	// redeemed code, an admin's adjustment), so the gateway's balance copy
+	// is refreshed at once.
+	OnCredit func(accountID string)
+
 	// Operator answers the admin pages' questions about the configuration;
 	// nil: those sections are empty.
 	Operator Operator
@@ -346,5 +351,12 @@ func (c *Console) PurgeSessions(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// credited tells OnCredit of a credit to accountID.
+func (c *Console) credited(accountID string) {
+	if c.OnCredit != nil {
+		c.OnCredit(accountID)
 	}
 }

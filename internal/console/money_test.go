@@ -199,4 +199,3 @@ func TestPercentText(t *testing.T) {
 		}
 	}
 }
-

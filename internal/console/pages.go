@@ -19,7 +19,7 @@ import (
 // session's csrf_token field and answers with a redirect (303) or, when it
 // is refused, the same page with the reason.
 func (c *Console) pageRoutes(m *http.ServeMux) {
-	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", web.Static()))
+	m.Handle("GET /console/static/", web.Static())
 	m.HandleFunc("GET /console/{$}", c.index)
 	m.HandleFunc("GET /console/keys", c.page(c.keysPage))
 	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))

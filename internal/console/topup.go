@@ -228,6 +228,7 @@ func (c *Console) redeemCode(ctx context.Context, a store.Account, code string) 
 	case err != nil:
 		return rc, a, apierr.Internal(err)
 	}
+	c.credited(a.ID)
 	after, err := c.Store.AccountByID(ctx, a.ID)
 	if err != nil {
 		return rc, a, apierr.Internal(err)

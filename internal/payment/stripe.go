@@ -81,6 +81,9 @@ type Stripe struct {
 	Now           func() time.Time // nil: time.Now
 	Log           *slog.Logger     // nil: slog.Default()
 	Bonus         store.BonusRule
+	// OnCredit, when set, is told of every credited top-up (the gateway
+	// re-reads the account's balance at once instead of within a second).
+	OnCredit func(accountID string)
 	// HTTPClient is the client for Stripe's API; nil: stripe-go's default
 	// (80 s timeout).
 	HTTPClient *http.Client
@@ -333,6 +336,9 @@ func (s *Stripe) pay(ctx context.Context, sess stripe.CheckoutSession, log *slog
 	}
 	log.Info("stripe: top-up credited", "topup", t.ID, "account", t.AccountID,
 		"credited", t.Credited.String(), "bonus", t.Bonus.String())
+	if s.OnCredit != nil {
+		s.OnCredit(t.AccountID)
+	}
 	return nil
 }
 
