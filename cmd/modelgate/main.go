@@ -35,7 +35,7 @@ Usage:
   modelgate accounts credit NAME AMOUNT [--note TEXT] [--kind topup|bonus|refund|adjustment] [--ref ID]
   modelgate accounts show NAME [--json]
   modelgate accounts list [--json]
-  modelgate usage [--account NAME] [--since 24h|2026-01-02] [--limit N] [--json]
+  modelgate usage [--account NAME] [--since 24h|2026-01-02] [--limit N] [--json] [--summary]
   modelgate admin login-link [--account NAME] [--url BASE]
   modelgate version
 

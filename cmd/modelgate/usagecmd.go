@@ -62,6 +62,7 @@ func usageCmd(args []string, e env) int {
 	since := fs.String("since", "", "only records newer than this: 24h, 7d, 2026-01-02 or RFC 3339")
 	limit := fs.Int("limit", 100, "at most this many records, newest first (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	summary := fs.Bool("summary", false, "totals by UTC day, model and key of one --account (default --since 30d)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -69,6 +70,16 @@ func usageCmd(args []string, e env) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate usage: %v\n", err)
 		return 2
+	}
+	if *summary {
+		if *account == "" {
+			fmt.Fprintln(e.stderr, "modelgate usage --summary: --account is required")
+			return 2
+		}
+		if *since == "" {
+			from = time.Now().AddDate(0, 0, -30)
+		}
+		return usageSummary(*path, e, *account, from, *asJSON)
 	}
 	return withStore(*path, e, func(ctx context.Context, _ *config.Config, st store.Store) error {
 		f := store.UsageFilter{Since: from, Limit: *limit}
@@ -109,6 +120,56 @@ func usageCmd(args []string, e env) int {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\t%d\t%s\t%s\t%.1fms\t%s\t%s\n", r.Time.Local().Format(time.DateTime),
 				r.RequestID, r.Model, r.Provider, r.Stream, r.Status, r.PromptTokens, completion, r.Cost, ms(r.Latency), ttft, r.ErrorCode)
+		}
+		return tw.Flush()
+	})
+}
+
+// usageSummary prints an account's totals since from by UTC day, model and
+// key, read from the hourly rollups (so it stays fast over millions of
+// records and covers days past the records' retention).
+func usageSummary(path string, e env, account string, from time.Time, asJSON bool) int {
+	return withStore(path, e, func(ctx context.Context, _ *config.Config, st store.Store) error {
+		a, err := st.AccountByName(ctx, account)
+		if err != nil {
+			return fmt.Errorf("account %q: %w", account, err)
+		}
+		stats, err := st.UsageStats(ctx, a.ID, from.UTC().Truncate(time.Hour), time.Now().UTC().Add(time.Hour).Truncate(time.Hour))
+		if err != nil {
+			return fmt.Errorf("usage stats: %w", err)
+		}
+		if asJSON {
+			type row struct {
+				Key              string `json:"key"`
+				Requests         int64  `json:"requests"`
+				PromptTokens     int64  `json:"prompt_tokens"`
+				CompletionTokens int64  `json:"completion_tokens"`
+				Cost             string `json:"cost"`
+			}
+			conv := func(gs []store.UsageGroup) []row {
+				out := make([]row, 0, len(gs))
+				for _, g := range gs {
+					out = append(out, row{g.Key, g.Requests, g.PromptTokens, g.CompletionTokens, g.Cost.String()})
+				}
+				return out
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string][]row{"daily": conv(stats.Daily), "by_model": conv(stats.ByModel), "by_key": conv(stats.ByKey)})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		for _, part := range []struct {
+			title string
+			rows  []store.UsageGroup
+		}{{"DAY (UTC)", stats.Daily}, {"MODEL", stats.ByModel}, {"KEY", stats.ByKey}} {
+			fmt.Fprintf(tw, "%s\tREQUESTS\tPROMPT\tCOMPLETION\tCOST\n", part.title)
+			var total store.UsageTotals
+			for _, g := range part.rows {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", g.Key, g.Requests, g.PromptTokens, g.CompletionTokens, g.Cost)
+				total.Requests, total.PromptTokens, total.CompletionTokens, total.Cost = total.Requests+g.Requests,
+					total.PromptTokens+g.PromptTokens, total.CompletionTokens+g.CompletionTokens, total.Cost+g.Cost
+			}
+			fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%s\n\n", total.Requests, total.PromptTokens, total.CompletionTokens, total.Cost)
 		}
 		return tw.Flush()
 	})

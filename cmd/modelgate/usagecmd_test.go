@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+func TestUsageSummary(t *testing.T) {
+	c := newCLI(t, "")
+	now := time.Now().UTC()
+	var acct store.Account
+	c.withDB(func(ctx context.Context, st store.Store) {
+		acct = store.Account{ID: "acct_acme", Name: "acme", CreatedAt: now}
+		if err := st.CreateAccount(ctx, acct); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Post(ctx, store.LedgerEntry{AccountID: acct.ID, Kind: store.KindTopUp, Amount: 10 * money.Unit, Time: now}); err != nil {
+			t.Fatal(err)
+		}
+		var recs []store.UsageRecord
+		for i, d := range []time.Duration{0, time.Hour, 50 * time.Hour, 40 * 24 * time.Hour} {
+			recs = append(recs, store.UsageRecord{RequestID: "req_" + string(rune('a'+i)), Time: now.Add(-d), AccountID: acct.ID,
+				KeyID: "key_1", Model: []string{"gpt-4o", "gpt-4o", "claude", "gpt-4o"}[i], PromptTokens: 10, CompletionTokens: 5,
+				Cost: 1000, Status: 200})
+		}
+		if err := st.InsertUsage(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	tests := []struct {
+		args     []string
+		code     int
+		requests int64 // the total over the days
+		err      string
+	}{
+		{args: []string{"usage", "--summary", "--account", "acme", "--json"}, requests: 3}, // 30 days: the 40-day-old one is out
+		{args: []string{"usage", "--summary", "--account", "acme", "--since", "90d", "--json"}, requests: 4},
+		{args: []string{"usage", "--summary"}, code: 2, err: "--account is required"},
+		{args: []string{"usage", "--summary", "--account", "nobody"}, code: 1, err: `account "nobody"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := c.run(tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.err) {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if code != 0 {
+				return
+			}
+			var got map[string][]struct {
+				Key      string
+				Requests int64
+				Cost     string
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			for _, part := range []string{"daily", "by_model", "by_key"} {
+				var n int64
+				for _, r := range got[part] {
+					n += r.Requests
+				}
+				if n != tt.requests {
+					t.Errorf("%s: %d requests, want %d (%s)", part, n, tt.requests, out)
+				}
+			}
+		})
+	}
+	code, out, _ := c.run("usage", "--summary", "--account", "acme")
+	if code != 0 || !strings.Contains(out, "DAY (UTC)") || !strings.Contains(out, "claude") || !strings.Contains(out, "total") {
+		t.Errorf("table: %d %s", code, out)
+	}
+}
