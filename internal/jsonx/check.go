@@ -6,7 +6,9 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -59,18 +61,27 @@ type checker struct {
 	want        []string
 	spans       []Span
 	closeAt     int
+
+	// For CheckObjectProbe: a member named probeKey with a string value
+	// in an object directly inside the value of top-level member
+	// want[probeIn] (probeIn -1: none). inProbe is set while that value is
+	// being read.
+	probeIn  int
+	probeKey string
+	inProbe  bool
+	probeHit bool
 }
 
 func (s *checker) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
 
 func (s *checker) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		// One comparison for the usual case: no whitespace at all
+		// (every JSON whitespace byte is <= ' ').
+		if c := s.b[s.i]; c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return
 		}
+		s.i++
 	}
 }
 
@@ -165,11 +176,27 @@ func (s *checker) object() error {
 		}
 		s.i++
 		s.ws()
-		if err := s.value(); err != nil {
-			return err
-		}
 		if s.depth == 1 && len(s.want) > 0 {
-			s.noteMember(start, keyEnd, s.i, escaped)
+			// A wanted member is known by its key before its value is
+			// read: the value's span is noted after, without a second look.
+			w := s.wanted(start, keyEnd, escaped)
+			s.inProbe = w >= 0 && w == s.probeIn
+			valStart := s.i
+			if err := s.value(); err != nil {
+				return err
+			}
+			s.inProbe = false
+			if w >= 0 {
+				s.spans[w] = Span{KeyStart: start, ValStart: valStart, ValEnd: s.i}
+			}
+		} else {
+			if s.inProbe && s.depth == 3 && !s.probeHit && s.i < len(s.b) && s.b[s.i] == '"' &&
+				s.isKey(start, keyEnd, escaped, s.probeKey) {
+				s.probeHit = true
+			}
+			if err := s.value(); err != nil {
+				return err
+			}
 		}
 		s.ws()
 		if s.i >= len(s.b) {
@@ -233,6 +260,23 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// Eight bytes at a time: lsb has the low bit of every byte set, msb the
+// high bit.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special returns the high bit of every byte of x that a string cannot
+// hold as it is (a control character, '"', '\\' or a non-ASCII byte),
+// possibly with false positives above the first true one (borrows only
+// propagate upwards), so the lowest bit set always marks a special byte.
+func special(x uint64) uint64 {
+	q := x ^ (lsb * '"')
+	e := x ^ (lsb * '\\')
+	return (x | (x - lsb*0x20) | (q - lsb) | (e - lsb)) & msb
+}
+
 // str consumes a string starting at the opening quote and reports whether
 // it contained escapes.
 func (s *checker) str() (escaped bool, err error) {
@@ -240,9 +284,17 @@ func (s *checker) str() (escaped bool, err error) {
 	b := s.b
 	for {
 		i := s.i
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+			i += 8
+		}
 		for i < len(b) && plain[b[i]] {
 			i++
 		}
+	found:
 		s.i = i
 		if i >= len(b) {
 			return escaped, s.fail("unterminated string")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var checkCases = []struct {
@@ -286,5 +287,66 @@ func BenchmarkCheckObject(b *testing.B) {
 		if _, err := CheckObject(benchChunk, 64, keys, spans); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Strings are scanned eight bytes at a time: every byte value at every
+// position of a window, and strings ending at every offset, must be judged
+// as byte by byte (encoding/json agrees on what a valid string is, once
+// invalid UTF-8, which it lets through, is refused).
+func TestCheckStringBytes(t *testing.T) {
+	for n := 0; n <= 19; n++ {
+		for at := 0; at < n; at++ {
+			for c := 0; c < 256; c++ {
+				s := []byte(`"` + strings.Repeat("a", n) + `"`)
+				s[1+at] = byte(c)
+				err := Check(s, 8)
+				if (err == nil) != validString(s) {
+					t.Fatalf("%q: Check says %v, want valid=%v", s, err, validString(s))
+				}
+			}
+		}
+	}
+	// Multi-byte runes and escapes across window edges.
+	for n := 0; n <= 16; n++ {
+		for _, ins := range []string{"é", "日", "🎉", `\"`, `\\`, `\u00e9`, "\xe6\x97", "\x7f"} {
+			s := []byte(`"` + strings.Repeat("b", n) + ins + strings.Repeat("c", 9) + `"`)
+			if err := Check(s, 8); (err == nil) != validString(s) {
+				t.Fatalf("%q: Check says %v, want valid=%v", s, err, validString(s))
+			}
+		}
+	}
+}
+
+func validString(s []byte) bool { return json.Valid(s) && utf8.Valid(s) }
+
+func TestCheckObjectProbe(t *testing.T) {
+	keys := []string{"model", "choices"}
+	spans := make([]Span, len(keys))
+	cases := []struct {
+		in  string
+		hit bool
+	}{
+		{`{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, true},
+		{`{"choices":[{"index":0,"finish_reason" : "length"}],"model":"m"}`, true},
+		{`{"choices":[{"index":0,"finish_reason":null}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"\"finish_reason\":\"stop\""},"finish_reason":null}]}`, false},
+		{`{"choices":[{"delta":{"finish_reason":"stop"}}]}`, false},         // too deep
+		{`{"other":[{"finish_reason":"stop"}],"choices":[]}`, false},        // not in choices
+		{`{"choices":[{"a":1},{"finish_r\u0065ason":"stop"}]}`, true},       // escaped key
+		{`{"choices":{"0":{"finish_reason":"stop"}}}`, true},                // an object of objects
+		{`{"finish_reason":"stop","choices":[{"finish_reason":1}]}`, false}, // top level, or not a string
+	}
+	for _, tc := range cases {
+		_, hit, err := CheckObjectProbe([]byte(tc.in), 8, keys, spans, 1, "finish_reason")
+		if err != nil || hit != tc.hit {
+			t.Errorf("%s: hit %v, %v; want %v", tc.in, hit, err, tc.hit)
+		}
+		if got, ok := Field([]byte(tc.in), "choices"); ok != spans[1].Found() || string(got) != string(spans[1].Value([]byte(tc.in))) {
+			t.Errorf("%s: choices span %q, Field %q", tc.in, spans[1].Value([]byte(tc.in)), got)
+		}
+	}
+	if _, hit, err := CheckObjectProbe([]byte(cases[0].in), 8, keys, spans, -1, "finish_reason"); err != nil || hit {
+		t.Errorf("no probe: hit %v, %v", hit, err)
 	}
 }

@@ -1,7 +1,5 @@
 package jsonx
 
-import "bytes"
-
 // Span locates one top-level member of an object: b[KeyStart:ValEnd] is
 // `"key": value` and b[ValStart:ValEnd] the value. ValEnd is 0 when the
 // member is absent.
@@ -28,43 +26,64 @@ func (s Span) Value(b []byte) []byte {
 // members go to the client as the vendor wrote them, and the search would
 // cost every chunk a few percent of the gateway's CPU.
 func CheckObject(b []byte, maxDepth int, keys []string, spans []Span) (int, error) {
+	closeAt, _, err := CheckObjectProbe(b, maxDepth, keys, spans, -1, "")
+	return closeAt, err
+}
+
+// CheckObjectProbe is CheckObject that also reports, from the same pass,
+// whether an object directly inside the value of top-level member
+// keys[in] (an element of that array, or a member of that object) has a
+// member named probe whose value is a string: a stream chunk's
+// choices[].finish_reason. in < 0 probes nothing.
+func CheckObjectProbe(b []byte, maxDepth int, keys []string, spans []Span, in int, probe string) (closeAt int, hit bool, err error) {
 	clear(spans)
+	if in >= len(keys) {
+		in = -1
+	}
 	s := checkers.Get().(*checker)
 	defer func() { s.b, s.want, s.spans = nil, nil, nil; checkers.Put(s) }()
 	*s = checker{b: b, max: maxDepth, keys: keyStack{keys: s.keys.keys[:0], sets: s.keys.sets[:0]},
-		topDupsOnly: true, want: keys, spans: spans, closeAt: -1}
+		topDupsOnly: true, want: keys, spans: spans, closeAt: -1, probeIn: in, probeKey: probe}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
-		return -1, s.fail("expected a JSON object")
+		return -1, false, s.fail("expected a JSON object")
 	}
 	if err := s.value(); err != nil {
-		return -1, err
+		return -1, false, err
 	}
 	s.ws()
 	if s.i != len(s.b) {
-		return -1, s.fail("unexpected data after the top-level value")
+		return -1, false, s.fail("unexpected data after the top-level value")
 	}
-	return s.closeAt, nil
+	return s.closeAt, s.probeHit, nil
 }
 
-// noteMember records a top-level member when its key is wanted.
-func (s *checker) noteMember(keyStart, keyEnd, valEnd int, escaped bool) {
+// wanted returns the index in s.want of the top-level key b[keyStart:keyEnd]
+// (quotes included), or -1 when it is not wanted or was seen before.
+func (s *checker) wanted(keyStart, keyEnd int, escaped bool) int {
 	raw := s.b[keyStart+1 : keyEnd-1]
 	if escaped {
 		raw = unescape(raw)
 	}
 	for i, k := range s.want {
-		if string(raw) == k && !s.spans[i].Found() {
-			valStart := keyEnd
-			for valStart < len(s.b) && (s.b[valStart] == ':' || isWS(s.b[valStart])) {
-				valStart++
+		if string(raw) == k {
+			if s.spans[i].Found() {
+				return -1
 			}
-			s.spans[i] = Span{KeyStart: keyStart, ValStart: valStart, ValEnd: valEnd}
+			return i
 		}
 	}
+	return -1
 }
 
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// isKey reports whether the key b[keyStart:keyEnd] (quotes included) is k.
+func (s *checker) isKey(keyStart, keyEnd int, escaped bool, k string) bool {
+	raw := s.b[keyStart+1 : keyEnd-1]
+	if escaped {
+		raw = unescape(raw)
+	}
+	return string(raw) == k
+}
 
 // Edit replaces b[Start:End] with With.
 type Edit struct {
@@ -87,9 +106,12 @@ func AppendEdits(dst, b []byte, edits ...Edit) []byte {
 // Removal is the edit that deletes member sp from object b together with
 // one separating comma, keeping the object valid.
 func Removal(b []byte, sp Span) Edit {
-	before := bytes.TrimRight(b[:sp.KeyStart], " \t\r\n")
-	if len(before) > 0 && before[len(before)-1] == ',' {
-		return Edit{Start: len(before) - 1, End: sp.ValEnd}
+	i := sp.KeyStart
+	for i > 0 && isSpace(b[i-1]) {
+		i--
+	}
+	if i > 0 && b[i-1] == ',' {
+		return Edit{Start: i - 1, End: sp.ValEnd}
 	}
 	end := skipWS(b, sp.ValEnd)
 	if end < len(b) && b[end] == ',' {
@@ -99,3 +121,5 @@ func Removal(b []byte, sp Span) Edit {
 	}
 	return Edit{Start: sp.KeyStart, End: end}
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -18,6 +18,12 @@ func TestWriterEvent(t *testing.T) {
 	if err := w.Data([]byte(`{"plain":true}`)); err != nil {
 		t.Fatal(err)
 	}
+	if rec.Body.Len() != 0 || rec.Flushed {
+		t.Fatalf("sent before Flush: %q", rec.Body.String())
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	want := "event: response.created\ndata: {\"a\":1}\n\nevent: response.output_text.delta\ndata: {\"delta\":\"hi\"}\n\ndata: {\"plain\":true}\n\n"
 	if got := rec.Body.String(); got != want {
 		t.Fatalf("wrote %q, want %q", got, want)

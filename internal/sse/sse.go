@@ -70,9 +70,29 @@ func (r *Reader) Release() {
 	readers.Put(r)
 }
 
-// Buffered reports whether more stream bytes are already in memory, so a
-// writer can delay a flush it would otherwise do after each event.
-func (r *Reader) Buffered() bool { return r.br.Buffered() > 0 }
+// Buffered reports whether the next event is already complete in memory,
+// so a writer can delay a flush it would otherwise do after each event
+// without delaying any event: bytes of an unfinished event (an upstream
+// write split across reads) do not count, since Next would wait for the
+// rest. It looks at the buffered bytes' end first: upstreams write whole
+// events, so the buffer almost always ends with one.
+func (r *Reader) Buffered() bool {
+	n := r.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := r.br.Peek(n) // what is buffered: no read
+	if endsEvent(b) {
+		return true
+	}
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\n\r\n"))
+}
+
+// endsEvent reports whether b ends with a blank line.
+func endsEvent(b []byte) bool {
+	n := len(b)
+	return n >= 2 && b[n-1] == '\n' && (b[n-2] == '\n' || (n >= 3 && b[n-2] == '\r' && b[n-3] == '\n'))
+}
 
 // Next returns the next event. It returns io.EOF after the last one; an
 // event still open when the stream ends is dispatched if it has data, since
@@ -95,10 +115,48 @@ func (r *Reader) Next() (Event, error) {
 			r.typ, r.id = "", "" // an event without data is not dispatched
 			continue
 		}
+		if !r.hasData {
+			// The usual event is one data line and a blank line already
+			// buffered: its data is returned in place, not copied (it
+			// stays valid until the next read, in the next call).
+			if v, ok := dataValue(line); ok && len(v) <= r.maxEvent {
+				if r.blankNext() {
+					return Event{Type: r.typ, ID: r.id, Data: v}, nil
+				}
+			}
+		}
 		if err := r.field(line); err != nil {
 			return Event{}, err
 		}
 	}
+}
+
+// dataValue returns the value of a "data:" line.
+func dataValue(line []byte) ([]byte, bool) {
+	if len(line) < 5 || string(line[:5]) != "data:" {
+		return nil, false
+	}
+	v := line[5:]
+	if len(v) > 0 && v[0] == ' ' {
+		v = v[1:]
+	}
+	return v, true
+}
+
+// blankNext consumes the next line if it is blank and already buffered,
+// without reading (which could move the buffer's contents and so the line
+// just returned by readLine).
+func (r *Reader) blankNext() bool {
+	b, _ := r.br.Peek(min(r.br.Buffered(), 2))
+	switch {
+	case len(b) >= 1 && b[0] == '\n':
+		_, _ = r.br.Discard(1)
+		return true
+	case len(b) == 2 && b[0] == '\r' && b[1] == '\n':
+		_, _ = r.br.Discard(2)
+		return true
+	}
+	return false
 }
 
 func (r *Reader) event() Event {

@@ -28,6 +28,9 @@ var readCases = []struct {
 	{"empty data line", "data:\n\n", []ev{{"", "", ""}}, nil},
 	{"empty", "", nil, nil},
 	{"only blanks", "\n\n\n", nil, nil},
+	{"data then more lines", "data: a\nid: 3\n\ndata: b\r\nevent: e\r\n\r\n", []ev{{"", "3", "a"}, {"e", "", "b"}}, nil},
+	{"field named like data", "datum: x\ndata: y\n\n", []ev{{"", "", "y"}}, nil},
+	{"blank data then blank line", "data:\r\n\r\ndata:  two spaces\n\n", []ev{{"", "", ""}, {"", "", " two spaces"}}, nil},
 }
 
 func readAll(r *Reader) ([]ev, error) {
@@ -134,4 +137,52 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("cut at %d changed the events: %v/%v vs %v/%v", at, got, gerr, want, werr)
 		}
 	})
+}
+
+// Buffered is true only when a whole next event is in memory: bytes of an
+// event still arriving must not hold back the flush of the one before.
+func TestReaderBuffered(t *testing.T) {
+	cases := []struct {
+		in   string
+		want bool // after the first event
+	}{
+		{"data: a\n\n", false},
+		{"data: a\n\ndata: b\n\n", true},
+		{"data: a\n\ndata: b\r\n\r\n", true},
+		{"data: a\n\ndata: {\"par", false},
+		{"data: a\n\ndata: b\n", false},
+		{"data: a\n\ndata: b\n\ndata: {\"c", true},
+	}
+	for _, tc := range cases {
+		r := NewReader(strings.NewReader(tc.in), 0)
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Buffered(); got != tc.want {
+			t.Errorf("%q: Buffered() = %v, want %v", tc.in, got, tc.want)
+		}
+		r.Release()
+	}
+}
+
+// Data returned in place stays intact until the next call, even when the
+// next event arrives in later reads.
+func TestReaderDataInPlace(t *testing.T) {
+	in := "data: first\n\ndata: second\n\n"
+	for cut := 0; cut <= len(in); cut++ {
+		r := NewReader(&splitReader{parts: []string{in[:cut], in[cut:]}}, 0)
+		var got []string
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			_ = r.Buffered()
+			got = append(got, string(e.Data))
+		}
+		if len(got) != 2 || got[0] != "first" || got[1] != "second" {
+			t.Fatalf("cut %d: %q", cut, got)
+		}
+		r.Release()
+	}
 }

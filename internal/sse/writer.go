@@ -5,21 +5,35 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
-// Writer writes "data:" events to a client and flushes them.
+// Writer writes events to a client and flushes them. Events are framed
+// into a buffer of the writer's own and handed to the response in one
+// write when the caller flushes (or when a burst of them passes
+// maxPending): a client cannot tell the difference, since nothing reaches
+// it before a flush anyway, and a burst of events read from one upstream
+// read costs one trip through the response's layers instead of one each.
 type Writer struct {
 	w        io.Writer
-	rc       *http.ResponseController
-	buf      []byte
+	rc       http.ResponseController
+	pending  *[]byte // framed events not yet written; nil when none
 	timeout  time.Duration
 	deadline time.Time // the write deadline last set
 }
 
+// maxPending is how many bytes of events the writer keeps before it writes
+// them to the response without waiting for a flush.
+const maxPending = 32 << 10
+
+// pendingPool recycles the event buffers: a stream holds one only between
+// an event and the next flush, never while it waits for the upstream.
+var pendingPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
 // NewWriter writes to an HTTP response, flushing through its controller.
 func NewWriter(w http.ResponseWriter) *Writer {
-	return &Writer{w: w, rc: http.NewResponseController(w)}
+	return &Writer{w: w, rc: *http.NewResponseController(w)}
 }
 
 // SetTimeout bounds how long each later write or flush may block on a
@@ -50,26 +64,62 @@ func (w *Writer) arm() {
 	_ = w.rc.SetWriteDeadline(w.deadline)
 }
 
-// Data writes one event whose data is payload (which must not contain a
-// newline; JSON from json.Marshal never does). It does not flush.
+// buf returns the pending events, to append one to.
+func (w *Writer) buf() []byte {
+	if w.pending == nil {
+		w.pending = pendingPool.Get().(*[]byte)
+	}
+	return *w.pending
+}
+
+// queue keeps b, the pending events with one more appended; past
+// maxPending it writes them out.
+func (w *Writer) queue(b []byte) error {
+	*w.pending = b
+	if len(b) < maxPending {
+		return nil
+	}
+	return w.write()
+}
+
+// write hands the pending events to the response in one write.
+func (w *Writer) write() error {
+	if w.pending == nil {
+		return nil
+	}
+	p := w.pending
+	w.pending = nil
+	var err error
+	if len(*p) > 0 {
+		w.arm()
+		_, err = w.w.Write(*p)
+	}
+	if cap(*p) <= 4*maxPending { // do not keep one huge event's buffer
+		*p = (*p)[:0]
+		pendingPool.Put(p)
+	}
+	return err
+}
+
+// Data queues one event whose data is payload (which must not contain a
+// newline; JSON from json.Marshal never does). Nothing is sent before
+// Flush, except bursts past maxPending.
 func (w *Writer) Data(payload []byte) error {
-	w.buf = append(w.buf[:0], "data: "...)
-	w.buf = append(w.buf, payload...)
-	w.buf = append(w.buf, '\n', '\n')
-	w.arm()
-	_, err := w.w.Write(w.buf)
-	return err
+	b := append(w.buf(), "data: "...)
+	b = append(b, payload...)
+	return w.queue(append(b, '\n', '\n'))
 }
 
-// Done writes the terminating "data: [DONE]" event.
+// Done queues the terminating "data: [DONE]" event.
 func (w *Writer) Done() error {
-	w.arm()
-	_, err := io.WriteString(w.w, "data: [DONE]\n\n")
-	return err
+	return w.queue(append(w.buf(), "data: [DONE]\n\n"...))
 }
 
-// Flush sends what was written so far to the client.
+// Flush sends the events queued so far to the client.
 func (w *Writer) Flush() error {
+	if err := w.write(); err != nil {
+		return err
+	}
 	w.arm()
 	return w.rc.Flush()
 }

@@ -48,3 +48,80 @@ func TestWriterTimeout(t *testing.T) {
 		t.Error("other write errors count as too slow")
 	}
 }
+
+// writeCounter is a ResponseWriter that records each write and flush.
+type writeCounter struct {
+	h       http.Header
+	writes  []string
+	flushes int
+}
+
+func (c *writeCounter) Header() http.Header { return c.h }
+func (c *writeCounter) WriteHeader(int)     {}
+func (c *writeCounter) Write(b []byte) (int, error) {
+	c.writes = append(c.writes, string(b))
+	return len(b), nil
+}
+func (c *writeCounter) FlushError() error { c.flushes++; return nil }
+
+// Events queued between flushes reach the response in one write, byte for
+// byte; a burst past maxPending is written without waiting for the flush.
+func TestWriterCoalesces(t *testing.T) {
+	c := &writeCounter{h: http.Header{}}
+	w := NewWriter(c)
+	_ = w.Data([]byte(`{"a":1}`))
+	_ = w.Event("e", []byte(`{"b":2}`))
+	_ = w.Done()
+	if len(c.writes) != 0 {
+		t.Fatalf("written before the flush: %q", c.writes)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "data: {\"a\":1}\n\nevent: e\ndata: {\"b\":2}\n\ndata: [DONE]\n\n"
+	if len(c.writes) != 1 || c.writes[0] != want || c.flushes != 1 {
+		t.Fatalf("writes %q, %d flushes", c.writes, c.flushes)
+	}
+	if err := w.Flush(); err != nil || len(c.writes) != 1 || c.flushes != 2 {
+		t.Fatalf("an empty flush wrote: %q, %v", c.writes, err)
+	}
+
+	c = &writeCounter{h: http.Header{}}
+	w = NewWriter(c)
+	payload := bytes.Repeat([]byte("x"), 1000)
+	n := 0
+	for len(c.writes) == 0 {
+		if err := w.Data(payload); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != maxPending/len("data: \n\n"+string(payload))+1 || c.flushes != 0 {
+		t.Fatalf("first write after %d events, %d flushes", n, c.flushes)
+	}
+	_ = w.Flush()
+	total := 0
+	for _, s := range c.writes {
+		total += len(s)
+	}
+	if total != n*(len(payload)+8) {
+		t.Fatalf("wrote %d bytes for %d events", total, n)
+	}
+}
+
+// Queuing and flushing a stream's events allocates nothing in the steady
+// state.
+func TestWriterAllocs(t *testing.T) {
+	c := &writeCounter{h: http.Header{}}
+	w := NewWriter(c)
+	payload := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"}}]}`)
+	allocs := testing.AllocsPerRun(1000, func() {
+		c.writes = c.writes[:0]
+		_ = w.Data(payload)
+		_ = w.Data(payload)
+		_ = w.Flush()
+	})
+	if allocs > 1 { // the recorder's string copy of the write
+		t.Fatalf("%v allocations per flush", allocs)
+	}
+}

@@ -72,12 +72,10 @@ const (
 	keyChoices
 )
 
-var finishMarks = [][]byte{[]byte(`"finish_reason":"`), []byte(`"finish_reason": "`)}
-
-// Next reads the next upstream event. Each chunk is validated and its
-// members located in one pass, then copied once with model set to the
-// public id (and, when the client did not ask for usage, the usage member
-// removed).
+// Next reads the next upstream event. Each chunk is validated, its members
+// located and a choice's finish_reason noticed in one pass, then copied
+// once with model set to the public id (and, when the client did not ask
+// for usage, the usage member removed).
 func (s *stream) Next() bool {
 	if s.err != nil || s.Closed() {
 		return false
@@ -94,10 +92,14 @@ func (s *stream) Next() bool {
 			s.Close()
 			return false
 		}
-		if len(bytes.TrimSpace(data)) == 0 {
+		if blank(data) {
 			continue
 		}
-		closeAt, err := jsonx.CheckObject(data, 256, chunkKeys, sp)
+		probe := keyChoices // look for choices[].finish_reason until one is seen
+		if s.finished {
+			probe = -1
+		}
+		closeAt, finish, err := jsonx.CheckObjectProbe(data, 256, chunkKeys, sp, probe, "finish_reason")
 		if err != nil {
 			s.err = provider.BadResponse(s.name, fmt.Errorf("stream chunk: %w", err))
 			return false
@@ -106,12 +108,8 @@ func (s *stream) Next() bool {
 			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseVendorError(data))
 			return false
 		}
-		if ch := sp[keyChoices].Value(data); ch != nil && !s.finished {
-			for _, m := range finishMarks {
-				if bytes.Contains(ch, m) {
-					s.finished = true
-				}
-			}
+		if finish {
+			s.finished = true
 		}
 		var edits [2]jsonx.Edit
 		n := 0
@@ -153,9 +151,22 @@ func (s *stream) modelMember(head []byte) []byte {
 	return append([]byte(sep+`"model":`), s.model...)
 }
 
+// blank reports whether b holds only whitespace; a chunk's first byte
+// (its '{') ends the look.
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmptyArray reports whether raw, a valid JSON value (a span's value, so
+// without surrounding whitespace), is an empty array; it looks no further
+// than the first element.
 func isEmptyArray(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) >= 2 && raw[0] == '[' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
+	return len(raw) >= 2 && raw[0] == '[' && blank(raw[1:len(raw)-1])
 }
 
 // fail records why reading stopped. A stream that ends without [DONE] but
