@@ -1,8 +1,6 @@
 package usage
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,24 +24,43 @@ import (
 // The journal is split into segments of segmentRecords records; a segment
 // is deleted once all its records are committed, and the current one is
 // truncated when everything in it is.
+//
+// Records are binary frames (journal_codec.go). Concurrent Appends share
+// write calls (group commit): while one write is in flight the others
+// queue their frames in the next group, and whoever finds no write in
+// flight writes the whole group with one call; every Append returns once
+// its own frame reached the kernel.
 type Journal struct {
 	dir string
 
 	mu      sync.Mutex
+	done    sync.Cond // broadcast when a group's write has finished
 	f       *os.File
 	cur     int            // current segment number
 	first   int            // this process's first segment; older ones are Replay's
 	open    map[int]int    // segment → records not yet committed
 	count   map[int]int    // segment → records appended
 	bySeg   map[string]int // request id → segment, until committed
-	buf     []byte
 	segSize int
+
+	next    *group // frames waiting for the next write
+	writing bool   // a group's write is in flight (outside mu)
+	spare   *group // a finished group's buffers, for reuse
+}
+
+// group is the frames that go out in one write call.
+type group struct {
+	buf  []byte
+	ids  []string
+	done bool  // written (or failed): err is final
+	err  error // the write's error, shared by every record of the group
 }
 
 const (
 	segmentRecords = 16384
 	journalPrefix  = "usage-"
-	journalSuffix  = ".journal"
+	journalSuffix  = ".jbin"    // binary frames (journal_codec.go)
+	legacySuffix   = ".journal" // JSON lines, written before the frames; read only
 )
 
 // OpenJournal opens (creating it) the journal directory. Records left by
@@ -53,13 +70,15 @@ func OpenJournal(dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, bySeg: map[string]int{}, segSize: segmentRecords}
+	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, bySeg: map[string]int{},
+		segSize: segmentRecords, next: &group{}}
+	j.done.L = &j.mu
 	segs, err := j.segments()
 	if err != nil {
 		return nil, err
 	}
 	if len(segs) > 0 {
-		j.cur = segs[len(segs)-1]
+		j.cur = segs[len(segs)-1].n
 	}
 	if err := j.rotate(); err != nil {
 		return nil, err
@@ -68,29 +87,48 @@ func OpenJournal(dir string) (*Journal, error) {
 	return j, nil
 }
 
-// segments lists the segment numbers on disk, oldest first.
-func (j *Journal) segments() ([]int, error) {
+// segment is a segment file: its number and whether it is in the legacy
+// (JSON lines) format.
+type segment struct {
+	n      int
+	legacy bool
+}
+
+// segments lists the segment files on disk, oldest first.
+func (j *Journal) segments() ([]segment, error) {
 	entries, err := os.ReadDir(j.dir)
 	if err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	var out []int
+	var out []segment
 	for _, e := range entries {
-		var n int
 		name := e.Name()
-		if !strings.HasPrefix(name, journalPrefix) || !strings.HasSuffix(name, journalSuffix) {
-			continue
-		}
-		if _, err := fmt.Sscanf(strings.TrimSuffix(strings.TrimPrefix(name, journalPrefix), journalSuffix), "%d", &n); err == nil {
-			out = append(out, n)
+		for _, sfx := range [...]string{journalSuffix, legacySuffix} {
+			if !strings.HasPrefix(name, journalPrefix) || !strings.HasSuffix(name, sfx) {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscanf(strings.TrimSuffix(strings.TrimPrefix(name, journalPrefix), sfx), "%d", &n); err == nil {
+				out = append(out, segment{n: n, legacy: sfx == legacySuffix})
+			}
 		}
 	}
-	sort.Ints(out)
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].n != out[b].n {
+			return out[a].n < out[b].n
+		}
+		return out[a].legacy && !out[b].legacy
+	})
 	return out, nil
 }
 
-func (j *Journal) path(seg int) string {
-	return filepath.Join(j.dir, fmt.Sprintf("%s%09d%s", journalPrefix, seg, journalSuffix))
+func (j *Journal) path(seg int) string { return j.pathOf(segment{n: seg}) }
+func (j *Journal) pathOf(s segment) string {
+	sfx := journalSuffix
+	if s.legacy {
+		sfx = legacySuffix
+	}
+	return filepath.Join(j.dir, fmt.Sprintf("%s%09d%s", journalPrefix, s.n, sfx))
 }
 
 // rotate starts a new segment; j.mu is held or j is not shared yet.
@@ -120,39 +158,29 @@ func (j *Journal) remove(seg int) {
 }
 
 // Replay returns the records of segments older than this process's first
-// one, i.e. what an earlier process journaled. Lines cut short by a crash
-// are skipped and counted in torn.
+// one, i.e. what an earlier process journaled, in either format. Records
+// cut short by a crash are skipped and counted in torn.
 func (j *Journal) Replay() (recs []store.UsageRecord, torn int, err error) {
 	segs, err := j.segments()
 	if err != nil {
 		return nil, 0, err
 	}
 	for _, seg := range segs {
-		if seg >= j.first {
+		if seg.n >= j.first {
 			break
 		}
-		f, err := os.Open(j.path(seg))
+		read := readFrames
+		if seg.legacy {
+			read = readLegacy
+		}
+		got, t, err := read(j.pathOf(seg))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("usage journal: %w", err)
+			return nil, 0, fmt.Errorf("usage journal: read %s: %w", j.pathOf(seg), err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			var r store.UsageRecord
-			if json.Unmarshal(sc.Bytes(), &r) != nil || r.RequestID == "" {
-				torn++
-				continue
-			}
-			recs = append(recs, r)
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, 0, fmt.Errorf("usage journal: read %s: %w", j.path(seg), err)
-		}
+		recs, torn = append(recs, got...), torn+t
 	}
 	return recs, torn, nil
 }
@@ -164,8 +192,8 @@ func (j *Journal) Clear() error {
 		return err
 	}
 	for _, seg := range segs {
-		if seg < j.first {
-			if err := os.Remove(j.path(seg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if seg.n < j.first {
+			if err := os.Remove(j.pathOf(seg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("usage journal: %w", err)
 			}
 		}
@@ -173,25 +201,63 @@ func (j *Journal) Clear() error {
 	return nil
 }
 
-// Append writes rec as one JSON line with one write call.
+// Append journals rec and returns once its frame has reached the kernel
+// (written, not fsynced). Concurrent calls share one write (see Journal).
 func (j *Journal) Append(rec *store.UsageRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	b, err := json.Marshal(rec)
+	if j.f == nil {
+		return errors.New("usage journal: closed")
+	}
+	g := j.next
+	g.buf = appendFrame(g.buf, rec)
+	g.ids = append(g.ids, rec.RequestID)
+	for !g.done {
+		if j.writing {
+			j.done.Wait()
+		} else {
+			j.writeNext()
+		}
+	}
+	return g.err
+}
+
+// writeNext writes the pending group with one call, with j.mu released
+// during the write, then accounts its records to the current segment and
+// rotates when that is full. j.mu is held and no write is in flight.
+func (j *Journal) writeNext() {
+	g := j.next
+	j.next, j.spare = j.spare, nil
+	if j.next == nil {
+		j.next = &group{}
+	}
+	if j.f == nil { // closed while g waited
+		g.err, g.done = errors.New("usage journal: closed"), true
+		j.done.Broadcast()
+		return
+	}
+	j.writing = true
+	f := j.f
+	j.mu.Unlock()
+	_, err := f.Write(g.buf)
+	j.mu.Lock()
+	j.writing = false
 	if err != nil {
-		return fmt.Errorf("usage journal: encode: %w", err)
+		g.err = fmt.Errorf("usage journal: write: %w", err)
+	} else {
+		j.open[j.cur] += len(g.ids)
+		j.count[j.cur] += len(g.ids)
+		for _, id := range g.ids {
+			j.bySeg[id] = j.cur
+		}
+		if j.count[j.cur] >= j.segSize {
+			g.err = j.rotate()
+		}
 	}
-	j.buf = append(append(j.buf[:0], b...), '\n')
-	if _, err := j.f.Write(j.buf); err != nil {
-		return fmt.Errorf("usage journal: write: %w", err)
-	}
-	j.open[j.cur]++
-	j.count[j.cur]++
-	j.bySeg[rec.RequestID] = j.cur
-	if j.count[j.cur] >= j.segSize {
-		return j.rotate()
-	}
-	return nil
+	g.done = true
+	j.spare = &group{buf: g.buf[:0], ids: g.ids[:0]}
+	g.buf, g.ids = nil, nil
+	j.done.Broadcast()
 }
 
 // Committed marks records as stored; segments with nothing left open go.
@@ -210,7 +276,7 @@ func (j *Journal) Committed(recs []store.UsageRecord) {
 		}
 		if seg != j.cur {
 			j.remove(seg)
-		} else if j.count[seg] > 0 && j.f.Truncate(0) == nil {
+		} else if j.count[seg] > 0 && !j.writing && j.f.Truncate(0) == nil { // in flight: uncounted frames
 			j.count[seg] = 0
 		}
 	}
@@ -221,6 +287,9 @@ func (j *Journal) Committed(recs []store.UsageRecord) {
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.writing {
+		j.done.Wait()
+	}
 	if j.f == nil {
 		return nil
 	}

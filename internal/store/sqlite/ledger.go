@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -109,25 +108,19 @@ func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 	accts := map[string]*acct{}
 	keys := map[string]money.Micros{}
 	var order []string
-	get, err := tx.PrepareContext(ctx, `SELECT balance FROM accounts WHERE id = ?`)
+	// With InsertUsage's prepared statements in ctx (usage_stmts.go) no
+	// statement is parsed here; otherwise each is prepared in tx.
+	u := usageStmtsFrom(ctx)
+	if u == nil {
+		u = &usageStmts{}
+	}
+	get, err := txStmt(ctx, tx, u.balance, balanceSQL)
 	if err != nil {
 		return err
 	}
-	defer get.Close()
-	// The ledger rows go in multi-row statements of at most ledgerChunk
-	// rows; balance_after is computed here, in order.
-	const ledgerChunk = 1000
-	var q strings.Builder
-	args := make([]any, 0, 5*min(len(recs), ledgerChunk))
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, q.String(), args...)
-		q.Reset()
-		args = args[:0]
-		return err
-	}
+	// The ledger rows go in multi-row statements (see inChunks);
+	// balance_after is computed here, in order.
+	args := make([]any, 0, ledgerParams*len(recs))
 	for _, r := range recs {
 		a := accts[r.AccountID]
 		if a == nil {
@@ -140,33 +133,37 @@ func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 		}
 		a.balance -= r.Cost
 		a.spent += r.Cost
-		if len(args) == 0 {
-			q.WriteString(`INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at) VALUES `)
-		} else {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?, 'charge', ?, ?, ?, '', ?)`)
 		args = append(args, r.AccountID, -r.Cost, a.balance, r.RequestID, toMicros(r.Time))
-		if len(args) == 5*ledgerChunk {
-			if err := flush(); err != nil {
-				return fmt.Errorf("charge batch: %w", err)
-			}
-		}
 		if r.KeyID != "" {
 			keys[r.KeyID] += r.Cost
 		}
 	}
-	if err := flush(); err != nil {
+	err = inChunks(len(recs), func(lo, hi int) error {
+		st, err := txStmt(ctx, tx, u.ledger[hi-lo], ledgerRowsSQL(hi-lo))
+		if err == nil {
+			_, err = st.ExecContext(ctx, args[lo*ledgerParams:hi*ledgerParams]...)
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("charge batch: %w", err)
+	}
+	debit, err := txStmt(ctx, tx, u.debit, debitSQL)
+	if err != nil {
+		return err
 	}
 	for _, id := range order {
 		a := accts[id]
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`, a.balance, a.spent, id); err != nil {
+		if _, err := debit.ExecContext(ctx, a.balance, a.spent, id); err != nil {
 			return err
 		}
 	}
+	spend, err := txStmt(ctx, tx, u.keySpent, addKeySpent)
+	if err != nil {
+		return err
+	}
 	for id, cost := range keys {
-		if _, err := tx.ExecContext(ctx, addKeySpent, cost, id); err != nil {
+		if _, err := spend.ExecContext(ctx, cost, id); err != nil {
 			return err
 		}
 	}

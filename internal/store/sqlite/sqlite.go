@@ -36,7 +36,8 @@ const maxOpenConns = 4
 // Store is a store.Store backed by one SQLite database file.
 type Store struct {
 	db        *sql.DB
-	keyByHash *sql.Stmt // prepared once: KeyByHash is on the auth path
+	keyByHash *sql.Stmt   // prepared once: KeyByHash is on the auth path
+	usage     *usageStmts // prepared once: InsertUsage's statements
 }
 
 var _ store.Store = (*Store)(nil)
@@ -78,6 +79,8 @@ func dsn(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "cache_size(-16384)")
 	q.Set("_txlock", "immediate")
 	return path + "?" + q.Encode()
 }
@@ -95,7 +98,7 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("prepare key by hash: %w", err)
 	}
 	s.keyByHash = stmt
-	return nil
+	return s.prepareUsage(ctx)
 }
 
 // Close releases the prepared statements and every pooled connection.
@@ -104,6 +107,7 @@ func (s *Store) Close() error {
 	if s.keyByHash != nil {
 		errs = append(errs, s.keyByHash.Close())
 	}
+	errs = append(errs, s.usage.close())
 	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)

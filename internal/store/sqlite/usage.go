@@ -37,6 +37,7 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 	if len(recs) == 0 {
 		return nil
 	}
+	ctx = withUsageStmts(ctx, s.usage)
 	err := s.withTx(ctx, func(tx *sql.Tx) error { return insertUsage(ctx, tx, recs) })
 	return wrap("insert usage", err)
 }
@@ -88,47 +89,46 @@ func touchKeys(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, insert
 			newest[r.KeyID] = toMicros(r.Time)
 		}
 	}
+	if len(newest) == 0 {
+		return nil
+	}
+	var prepared *sql.Stmt
+	if u := usageStmtsFrom(ctx); u != nil {
+		prepared = u.touchKey
+	}
+	touch, err := txStmt(ctx, tx, prepared, touchKeySQL)
+	if err != nil {
+		return err
+	}
 	for id, t := range newest {
-		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?
-			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`, t, id, t); err != nil {
+		if _, err := touch.ExecContext(ctx, t, id, t); err != nil {
 			return fmt.Errorf("key %q last used: %w", id, err)
 		}
 	}
 	return nil
 }
 
-// insertUsageRows inserts recs with one multi-row statement (a statement
-// per row costs most of a batch's time) and notes the ids that were new;
-// ids already stored are skipped by ON CONFLICT and not returned.
+// insertUsageRows inserts recs (at most usageChunk) with multi-row
+// statements (a statement per row costs most of a batch's time) and notes
+// the ids that were new; ids already stored are skipped by ON CONFLICT and
+// not returned. With usageStmts in ctx the statements are prepared ones,
+// in chunks (see inChunks); without, one statement is built for recs.
 func insertUsageRows(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
-	var q strings.Builder
-	q.Grow(len(usageColumns) + len(recs)*(len(usageRow)+1) + 64)
-	q.WriteString(usageColumns)
 	args := make([]any, 0, len(recs)*usageParams)
-	for i, r := range recs {
-		if i > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(usageRow)
+	for _, r := range recs {
 		args = append(args, r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
 			r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
 			r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
 			r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated)
 	}
-	q.WriteString(` ON CONFLICT (request_id) DO NOTHING RETURNING request_id`)
-	rows, err := tx.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return err
+	u := usageStmtsFrom(ctx)
+	if u == nil {
+		return scanInserted(tx.QueryContext(ctx, usageRowsSQL(len(recs)), args...))(inserted)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		inserted[id] = true
-	}
-	return rows.Err()
+	return inChunks(len(recs), func(lo, hi int) error {
+		st := tx.StmtContext(ctx, u.rows[hi-lo])
+		return scanInserted(st.QueryContext(ctx, args[lo*usageParams:hi*usageParams]...))(inserted)
+	})
 }
 
 // unposted drops the records whose charge the ledger already holds. A
@@ -140,36 +140,38 @@ func unposted(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) ([]stor
 	if len(recs) == 0 {
 		return recs, nil
 	}
-	const chunk = 500 // ids per statement
+	args := make([]any, len(recs))
+	for i, r := range recs {
+		args[i] = r.RequestID
+	}
+	u := usageStmtsFrom(ctx)
 	var posted map[string]bool
-	args := make([]any, 0, min(len(recs), chunk))
-	for i := 0; i < len(recs); i += chunk {
-		part := recs[i:min(i+chunk, len(recs))]
-		args = args[:0]
-		for _, r := range part {
-			args = append(args, r.RequestID)
+	err := inChunks(len(recs), func(lo, hi int) error {
+		var rows *sql.Rows
+		var err error
+		if u != nil {
+			rows, err = tx.StmtContext(ctx, u.posted[hi-lo]).QueryContext(ctx, args[lo:hi]...)
+		} else {
+			rows, err = tx.QueryContext(ctx, postedSQL(hi-lo), args[lo:hi]...)
 		}
-		q := `SELECT ref FROM ledger WHERE kind = 'charge' AND ref IN (?` + strings.Repeat(`, ?`, len(part)-1) + `)`
-		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var ref string
 			if err := rows.Scan(&ref); err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			if posted == nil {
 				posted = map[string]bool{}
 			}
 			posted[ref] = true
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(posted) == 0 {
 		return recs, nil

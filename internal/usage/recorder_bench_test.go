@@ -1,0 +1,211 @@
+package usage
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/sqlite"
+)
+
+// The benchmarks below measure what persisting usage records costs: the
+// whole Recorder path (journal + queue + batched inserts with charges)
+// against the real SQLite store, and its two halves alone. Each reports
+// cpu-µs/rec, the process CPU time (user + system, every thread: the
+// SQLite driver is pure Go and runs in-process) per record, and rec/s.
+//
+//	go test -run '^$' -bench . -benchtime 20000x ./internal/usage/
+
+const (
+	benchAccounts = 8
+	benchKeys     = 32 // benchKeys/benchAccounts keys per account
+)
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// meter measures CPU and wall time from start to report.
+type meter struct {
+	cpu  time.Duration
+	wall time.Time
+}
+
+func startMeter(b *testing.B) meter {
+	b.ResetTimer()
+	return meter{cpu: cpuTime(), wall: time.Now()}
+}
+
+func (m meter) report(b *testing.B, records int) {
+	b.StopTimer()
+	cpu, wall := cpuTime()-m.cpu, time.Since(m.wall)
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(records), "cpu-µs/rec")
+	b.ReportMetric(float64(records)/wall.Seconds(), "rec/s")
+	b.ReportMetric(0, "ns/op") // meaningless when an op is not one record
+}
+
+// benchStore opens a fresh SQLite store with benchAccounts funded accounts
+// and benchKeys keys, as the gateway's would be.
+func benchStore(b *testing.B) *sqlite.Store {
+	b.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "modelgate.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	now := time.Now().UTC()
+	for a := range benchAccounts {
+		if err := st.CreateAccount(ctx, store.Account{ID: benchAccount(a), Name: fmt.Sprintf("team-%d", a), CreatedAt: now}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for k := range benchKeys {
+		hash := make([]byte, 32)
+		hash[0], hash[1] = byte(k), 0xaa
+		key := store.Key{ID: benchKey(k), AccountID: benchAccount(k % benchAccounts), Prefix: fmt.Sprintf("sk-%04d", k),
+			Hash: hash, CreatedAt: now, Name: "bench"}
+		if err := st.CreateKey(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st
+}
+
+func benchAccount(a int) string { return fmt.Sprintf("acct_%016x", a+1) }
+func benchKey(k int) string     { return fmt.Sprintf("key_%016x", k+1) }
+
+// benchRecord is a finished chat completion like internal/app records: a
+// 24-character "req_" id, an account and key, a non-zero cost (so a charge
+// is posted) and realistic token counts and timings.
+func benchRecord(rng *rand.Rand, seq uint64) store.UsageRecord {
+	var id [10]byte
+	for i := range id {
+		id[i] = byte(rng.Uint32())
+	}
+	id[0], id[1] = byte(seq>>8), byte(seq)
+	k := rng.IntN(benchKeys)
+	prompt, completion := int64(200+rng.IntN(3000)), int64(20+rng.IntN(800))
+	return store.UsageRecord{
+		RequestID: "req_" + hex.EncodeToString(id[:]), Time: time.Now().UTC(),
+		AccountID: benchAccount(k % benchAccounts), KeyID: benchKey(k),
+		Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai", UpstreamModel: "gpt-4o-mini-2024-07-18",
+		Stream: rng.IntN(2) == 0, PromptTokens: prompt, CompletionTokens: completion, CachedTokens: prompt / 4,
+		Cost: money.Micros(1 + prompt*150/1000 + completion*600/1000), Latency: time.Duration(300+rng.IntN(4000)) * time.Millisecond,
+		TTFT: time.Duration(100+rng.IntN(400)) * time.Millisecond, Status: 200,
+	}
+}
+
+// BenchmarkRecorder is the whole path: 32 goroutines per CPU call Record
+// (journal on) while the flusher writes batches of BatchSize; the clock
+// stops once Close has stored everything.
+func BenchmarkRecorder(b *testing.B) {
+	for _, batch := range []int{64, 200, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			st := benchStore(b)
+			j, err := OpenJournal(filepath.Join(b.TempDir(), "journal"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Close()
+			r := New(st, Options{BatchSize: batch, FlushInterval: 50 * time.Millisecond, Journal: j})
+			go r.Run(context.Background())
+			var seq atomic.Uint64
+			b.SetParallelism(32)
+			m := startMeter(b)
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
+				for pb.Next() {
+					r.Record(benchRecord(rng, seq.Add(1)))
+				}
+			})
+			if err := r.Close(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			m.report(b, b.N)
+		})
+	}
+}
+
+// BenchmarkJournalAppend is the journal alone, from 1 and from 32
+// goroutines per CPU; every 256 records are marked committed, as the
+// flusher would.
+func BenchmarkJournalAppend(b *testing.B) {
+	for _, par := range []int{0, 32} {
+		b.Run(fmt.Sprintf("par=%d", par), func(b *testing.B) {
+			j, err := OpenJournal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Close()
+			var seq atomic.Uint64
+			appendSome := func(pb interface{ Next() bool }) {
+				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
+				done := make([]store.UsageRecord, 0, 256)
+				for pb.Next() {
+					rec := benchRecord(rng, seq.Add(1))
+					if err := j.Append(&rec); err != nil {
+						b.Error(err)
+						return
+					}
+					if done = append(done, rec); len(done) == cap(done) {
+						j.Committed(done)
+						done = done[:0]
+					}
+				}
+				j.Committed(done)
+			}
+			m := startMeter(b)
+			if par == 0 {
+				appendSome(&loopN{n: b.N})
+			} else {
+				b.SetParallelism(par)
+				b.RunParallel(func(pb *testing.PB) { appendSome(pb) })
+			}
+			m.report(b, b.N)
+		})
+	}
+}
+
+// loopN counts down like testing.PB for the single-goroutine case.
+type loopN struct{ n int }
+
+func (l *loopN) Next() bool { l.n--; return l.n >= 0 }
+
+// BenchmarkInsertUsage is the database alone: one InsertUsage per op of a
+// batch of 200 new records, each with a charge; cpu-µs/rec is per record.
+func BenchmarkInsertUsage(b *testing.B) {
+	const batch = 200
+	st := benchStore(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var seq uint64
+	batches := make([][]store.UsageRecord, b.N)
+	for i := range batches {
+		batches[i] = make([]store.UsageRecord, batch)
+		for k := range batches[i] {
+			seq++
+			batches[i][k] = benchRecord(rng, seq)
+		}
+	}
+	ctx := context.Background()
+	m := startMeter(b)
+	for i := range b.N {
+		if err := st.InsertUsage(ctx, batches[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.report(b, b.N*batch)
+}
