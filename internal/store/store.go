@@ -196,7 +196,11 @@ type Usage interface {
 	InsertUsage(ctx context.Context, recs []UsageRecord) error
 	ListUsage(ctx context.Context, f UsageFilter) ([]UsageRecord, error)
 	// UsageStats groups the records of accountID with since <= Time <
-	// until by UTC day, by model and by key.
+	// until by UTC day, by model and by key. A backend may keep the
+	// statistics as hourly sums: since and until are then truncated to the
+	// UTC hour (callers pass UTC day boundaries). The statistics outlive
+	// the records: PurgeUsage does not change them. Records without an
+	// account are not counted.
 	UsageStats(ctx context.Context, accountID string, since, until time.Time) (UsageStats, error)
 	// PurgeUsage deletes at most limit records whose Time is before before
 	// (oldest first) and returns how many it deleted; callers repeat it

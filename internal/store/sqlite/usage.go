@@ -54,6 +54,9 @@ func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 	if err := touchKeys(ctx, tx, recs, inserted); err != nil {
 		return err
 	}
+	if err := addRollups(ctx, tx, recs, inserted); err != nil {
+		return err
+	}
 	var charged []store.UsageRecord
 	for _, r := range recs {
 		// inserted holds each new id once: a second record with the

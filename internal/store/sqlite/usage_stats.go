@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,44 +16,66 @@ import (
 // microsPerDay is one UTC day in the stored unit.
 const microsPerDay = int64(24 * time.Hour / time.Microsecond)
 
-// usageStatsQuery groups an account's records three ways in one statement,
-// so the three groupings read one snapshot and their totals agree. The
-// first column says which grouping a row belongs to: 'd' by UTC day (the
-// day number, floor(time / day), as text), 'm' by model, 'k' by key. Sums
-// are SQLite's integer SUM, which fails on overflow instead of rounding.
-// The WHERE clause (%[1]s) is the same in each part and walks
-// usage_records_account_time.
+// usageStatsQuery groups an account's rollups (0007_usage_rollups.sql)
+// three ways in one statement, so the three groupings read one snapshot and
+// their totals agree. r holds the rows of the range: whole UTC days from
+// usage_rollups_daily (day >= ?3 AND day < ?4) and the hours before and
+// after them from usage_rollups (hour >= ?2 AND hour < ?3, hour >= ?4 AND
+// hour < ?5), each part a range of its table's primary key. The first
+// column says which grouping a row belongs to: 'd' by UTC day (the day
+// number, floor(at / day), as text), 'm' by model, 'k' by key. Sums are
+// SQLite's integer SUM, which fails on overflow instead of rounding.
 const usageStatsQuery = `
-	SELECT 'd', CAST(time / %[2]d - (time %% %[2]d < 0) AS TEXT), COUNT(*),
+	WITH r AS (
+		SELECT day AS at, key_id, model, requests, prompt_tokens, completion_tokens, cost
+		FROM usage_rollups_daily WHERE account_id = ?1 AND day >= ?3 AND day < ?4
+		UNION ALL
+		SELECT hour, key_id, model, requests, prompt_tokens, completion_tokens, cost
+		FROM usage_rollups WHERE account_id = ?1 AND hour >= ?2 AND hour < ?3
+		UNION ALL
+		SELECT hour, key_id, model, requests, prompt_tokens, completion_tokens, cost
+		FROM usage_rollups WHERE account_id = ?1 AND hour >= ?4 AND hour < ?5)
+	SELECT 'd', CAST(at / %[1]d - (at %% %[1]d < 0) AS TEXT), SUM(requests),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)
-	FROM usage_records WHERE %[1]s GROUP BY 2
+	FROM r GROUP BY 2
 	UNION ALL
-	SELECT 'm', model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)
-	FROM usage_records WHERE %[1]s GROUP BY model
+	SELECT 'm', model, SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)
+	FROM r GROUP BY model
 	UNION ALL
-	SELECT 'k', key_id, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)
-	FROM usage_records WHERE %[1]s GROUP BY key_id`
+	SELECT 'k', key_id, SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)
+	FROM r GROUP BY key_id`
 
-// UsageStats groups the records of accountID with since <= Time < until by
-// UTC day, by model and by key; see store.Usage. A zero since or until
-// leaves that end open.
-func (s *Store) UsageStats(ctx context.Context, accountID string, since, until time.Time) (store.UsageStats, error) {
-	op := fmt.Sprintf("usage stats of %q", accountID)
-	where := []string{`account_id = ?`}
-	args := []any{accountID}
+// statsBounds splits [since, until), both truncated to the UTC hour, into
+// hours [s, ds), whole days [ds, de) and hours [de, u), in Unix
+// microseconds; a zero since or until leaves that end open.
+func statsBounds(since, until time.Time) (s, ds, de, u int64) {
+	s, ds, de, u = math.MinInt64, math.MinInt64, math.MaxInt64, math.MaxInt64
 	if !since.IsZero() {
-		where = append(where, `time >= ?`)
-		args = append(args, toMicros(since))
+		s = hourOf(toMicros(since))
+		if ds = floorTo(s, microsPerDay); ds < s {
+			ds += microsPerDay
+		}
 	}
 	if !until.IsZero() {
-		where = append(where, `time < ?`)
-		args = append(args, toMicros(until))
+		u = hourOf(toMicros(until))
+		de = floorTo(u, microsPerDay)
 	}
-	q := fmt.Sprintf(usageStatsQuery, strings.Join(where, ` AND `), microsPerDay)
-	all := make([]any, 0, 3*len(args))
-	for range 3 {
-		all = append(all, args...)
+	if ds > de { // within one day: hours only
+		ds, de = u, u
 	}
+	return s, ds, de, u
+}
+
+// UsageStats groups the usage of accountID with since <= Time < until by
+// UTC day, by model and by key; see store.Usage. It reads the rollups, not
+// the records: since and until are truncated to the UTC hour, and records
+// PurgeUsage deleted still count. A zero since or until leaves that end
+// open.
+func (s *Store) UsageStats(ctx context.Context, accountID string, since, until time.Time) (store.UsageStats, error) {
+	op := fmt.Sprintf("usage stats of %q", accountID)
+	from, days, daysEnd, to := statsBounds(since, until)
+	q := fmt.Sprintf(usageStatsQuery, microsPerDay)
+	all := []any{accountID, from, days, daysEnd, to}
 	rows, err := s.db.QueryContext(ctx, q, all...)
 	if err != nil {
 		return store.UsageStats{}, wrap(op, err)
