@@ -2,7 +2,6 @@ package usage
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/sqlite"
 )
@@ -91,16 +91,11 @@ func benchKey(k int) string     { return fmt.Sprintf("key_%016x", k+1) }
 // benchRecord is a finished chat completion like internal/app records: a
 // 24-character "req_" id, an account and key, a non-zero cost (so a charge
 // is posted) and realistic token counts and timings.
-func benchRecord(rng *rand.Rand, seq uint64) store.UsageRecord {
-	var id [10]byte
-	for i := range id {
-		id[i] = byte(rng.Uint32())
-	}
-	id[0], id[1] = byte(seq>>8), byte(seq)
+func benchRecord(rng *rand.Rand) store.UsageRecord {
 	k := rng.IntN(benchKeys)
 	prompt, completion := int64(200+rng.IntN(3000)), int64(20+rng.IntN(800))
 	return store.UsageRecord{
-		RequestID: "req_" + hex.EncodeToString(id[:]), Time: time.Now().UTC(),
+		RequestID: server.NewRequestID(time.Now()), Time: time.Now().UTC(), // time-ordered, as the gateway's
 		AccountID: benchAccount(k % benchAccounts), KeyID: benchKey(k),
 		Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai", UpstreamModel: "gpt-4o-mini-2024-07-18",
 		Stream: rng.IntN(2) == 0, PromptTokens: prompt, CompletionTokens: completion, CachedTokens: prompt / 4,
@@ -129,7 +124,7 @@ func BenchmarkRecorder(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
 				for pb.Next() {
-					r.Record(benchRecord(rng, seq.Add(1)))
+					r.Record(benchRecord(rng))
 				}
 			})
 			if err := r.Close(context.Background()); err != nil {
@@ -156,7 +151,7 @@ func BenchmarkJournalAppend(b *testing.B) {
 				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
 				done := make([]store.UsageRecord, 0, 256)
 				for pb.Next() {
-					rec := benchRecord(rng, seq.Add(1))
+					rec := benchRecord(rng)
 					if err := j.Append(&rec); err != nil {
 						b.Error(err)
 						return
@@ -191,13 +186,11 @@ func BenchmarkInsertUsage(b *testing.B) {
 	const batch = 200
 	st := benchStore(b)
 	rng := rand.New(rand.NewPCG(1, 2))
-	var seq uint64
 	batches := make([][]store.UsageRecord, b.N)
 	for i := range batches {
 		batches[i] = make([]store.UsageRecord, batch)
 		for k := range batches[i] {
-			seq++
-			batches[i][k] = benchRecord(rng, seq)
+			batches[i][k] = benchRecord(rng)
 		}
 	}
 	ctx := context.Background()
