@@ -59,6 +59,7 @@ func TestReservationCoversAdapterOutput(t *testing.T) {
 	if err := json.Unmarshal(fake.Last().Body, &sent); err != nil || sent.MaxTokens != 16385 || sent.Thinking.BudgetTokens != 16384 {
 		t.Errorf("sent %+v (%v): the adapter's limit changed, so this test no longer proves the bound", sent, err)
 	}
+	g.usage() // stop and flush: the records are written in the background
 	for _, p := range []payer{poor, capped, rich} {
 		audit(t, g.app.Store(), p.accountID)
 	}
