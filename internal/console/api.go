@@ -97,16 +97,14 @@ func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
 }
 
 func (c *Console) listKeys(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
-	all, err := c.Store.ListKeys(r.Context())
+	own, err := c.Store.KeysOf(r.Context(), a.ID)
 	if err != nil {
 		fail(w, apierr.Internal(err))
 		return
 	}
 	data := []keyJSON{}
-	for _, k := range all {
-		if k.AccountID == a.ID {
-			data = append(data, c.keyJSON(k, true))
-		}
+	for _, k := range own {
+		data = append(data, c.keyJSON(k, true))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": data})
 }

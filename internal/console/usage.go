@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -294,17 +295,12 @@ func (c *Console) stats(w http.ResponseWriter, r *http.Request, _ store.Session,
 
 // ownKeys lists the account's keys, newest first.
 func (c *Console) ownKeys(r *http.Request, a store.Account) ([]store.Key, error) {
-	all, err := c.Store.ListKeys(r.Context())
+	own, err := c.Store.KeysOf(r.Context(), a.ID)
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Key
-	for i := len(all) - 1; i >= 0; i-- {
-		if all[i].AccountID == a.ID {
-			out = append(out, all[i])
-		}
-	}
-	return out, nil
+	slices.Reverse(own)
+	return own, nil
 }
 
 // keyNames maps the account's key ids to their names (the prefix when a

@@ -181,6 +181,9 @@ type Keys interface {
 	KeyByID(ctx context.Context, id string) (Key, error)
 	// ListKeys lists all keys, oldest first.
 	ListKeys(ctx context.Context) ([]Key, error)
+	// KeysOf lists one account's keys, revoked ones included, oldest
+	// first; none (and no error) for an account without keys or unknown.
+	KeysOf(ctx context.Context, accountID string) ([]Key, error)
 	// RevokeKey revokes the key whose ID equals ref or whose Prefix starts
 	// with ref; ErrNotFound or ErrAmbiguous otherwise. Revoking twice keeps
 	// the first time.

@@ -62,21 +62,33 @@ func (s *Store) KeyByID(ctx context.Context, id string) (store.Key, error) {
 
 // ListKeys lists all keys, revoked ones included, oldest first.
 func (s *Store) ListKeys(ctx context.Context) ([]store.Key, error) {
-	rows, err := s.db.QueryContext(ctx, selectKey+` ORDER BY k.created_at, k.id`)
+	return s.listKeys(ctx, "list keys", selectKey+` ORDER BY k.created_at, k.id`)
+}
+
+// KeysOf lists accountID's keys, revoked ones included, oldest first,
+// through the api_keys_account index.
+func (s *Store) KeysOf(ctx context.Context, accountID string) ([]store.Key, error) {
+	return s.listKeys(ctx, fmt.Sprintf("keys of %q", accountID),
+		selectKey+` WHERE k.account_id = ? ORDER BY k.created_at, k.id`, accountID)
+}
+
+// listKeys runs a selectKey query and scans every row.
+func (s *Store) listKeys(ctx context.Context, what, q string, args ...any) ([]store.Key, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, wrap("list keys", err)
+		return nil, wrap(what, err)
 	}
 	defer rows.Close()
 	var out []store.Key
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {
-			return nil, wrap("list keys", err)
+			return nil, wrap(what, err)
 		}
 		out = append(out, k)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, wrap("list keys", err)
+		return nil, wrap(what, err)
 	}
 	return out, nil
 }

@@ -49,7 +49,8 @@ func accountReads(t *testing.T, s store.Store, a store.Account) map[string]store
 	return out
 }
 
-// keyReads returns the key k as KeyByHash, KeyByID and ListKeys see it.
+// keyReads returns the key k as KeyByHash, KeyByID, ListKeys and KeysOf
+// see it.
 func keyReads(t *testing.T, s store.Store, k store.Key) map[string]store.Key {
 	t.Helper()
 	byHash, err := s.KeyByHash(ctx(t), k.Hash)
@@ -72,6 +73,18 @@ func keyReads(t *testing.T, s store.Store, k store.Key) map[string]store.Key {
 	}
 	if _, ok := out["ListKeys"]; !ok {
 		t.Fatalf("ListKeys misses %s", k.ID)
+	}
+	own, err := s.KeysOf(ctx(t), k.AccountID)
+	if err != nil {
+		t.Fatalf("KeysOf: %v", err)
+	}
+	for _, x := range own {
+		if x.ID == k.ID {
+			out["KeysOf"] = x
+		}
+	}
+	if _, ok := out["KeysOf"]; !ok {
+		t.Fatalf("KeysOf misses %s", k.ID)
 	}
 	return out
 }

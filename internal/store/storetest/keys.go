@@ -9,7 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// testKeys covers CreateKey, KeyByHash and ListKeys.
+// testKeys covers CreateKey, KeyByHash, ListKeys and KeysOf.
 func testKeys(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := newStore(t)
@@ -124,6 +124,28 @@ func testKeys(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		for i := range want {
 			assertKey(t, "ListKeys["+want[i].Prefix+"]", got[i], want[i])
+		}
+
+		// KeysOf: one account's keys, revoked included, oldest first.
+		for _, tc := range []struct {
+			account string
+			want    []store.Key
+		}{
+			{alice.ID, []store.Key{k0, k1}},
+			{bob.ID, []store.Key{k2}},
+			{"acct_missing", nil},
+			{"", nil},
+		} {
+			got, err := s.KeysOf(ctx(t), tc.account)
+			if err != nil {
+				t.Fatalf("KeysOf(%q): %v", tc.account, err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("KeysOf(%q): %d keys, want %d", tc.account, len(got), len(tc.want))
+			}
+			for i := range tc.want {
+				assertKey(t, "KeysOf["+tc.want[i].Prefix+"]", got[i], tc.want[i])
+			}
 		}
 	})
 }
