@@ -69,6 +69,41 @@ func TestAdminLink(t *testing.T) {
 	}
 }
 
+// The admin role is read with the account on every request: taking it
+// away closes the admin pages to sessions already open, and granting it
+// opens them without a new sign-in.
+func TestAdminRoleFollowsTheAccount(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin := e.browser()
+	if r := admin.do("GET", e.adminLink("ops", e.clock.Now()), "", nil); r.status != 200 {
+		t.Fatalf("admin link: %d", r.status)
+	}
+	ops, err := e.st.AccountByName(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		grant  bool
+		role   string
+		status int
+	}{
+		{false, store.RoleUser, 404},
+		{true, store.RoleAdmin, 200},
+	}
+	for _, st := range steps {
+		if err := e.st.SetAccountAdmin(ctx, ops.ID, st.grant); err != nil {
+			t.Fatal(err)
+		}
+		if me := admin.me(); me.Role != st.role {
+			t.Errorf("admin flag %v: role %q, want %q", st.grant, me.Role, st.role)
+		}
+		if r := admin.do("GET", "/console/admin?section=accounts", "", nil); r.status != st.status {
+			t.Errorf("admin flag %v: admin page %d, want %d", st.grant, r.status, st.status)
+		}
+	}
+}
+
 func TestAdminPages(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

@@ -263,7 +263,21 @@ func (c *Console) session(r *http.Request) (store.Session, store.Account, error)
 	if err != nil {
 		return store.Session{}, store.Account{}, err
 	}
+	// The role follows the account and the configuration as they are
+	// now, not as they were at sign-in: an operator who takes the role
+	// away (console.admins, or the account's admin flag) takes it from
+	// sessions already open too.
+	s.Role = c.roleOf(a)
 	return s, a, nil
+}
+
+// roleOf is the console role of account a: admin when the account is
+// marked admin or named in console.admins.
+func (c *Console) roleOf(a store.Account) string {
+	if a.Admin || slices.Contains(c.Admins, a.Name) {
+		return store.RoleAdmin
+	}
+	return store.RoleUser
 }
 
 type userHandler func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account)
@@ -291,12 +305,8 @@ func (c *Console) user(csrf bool, h userHandler) http.HandlerFunc {
 func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, a store.Account) error {
 	secret := randomToken()
 	sum := sha256.Sum256([]byte(secret))
-	role := store.RoleUser
-	if a.Admin || slices.Contains(c.Admins, a.Name) {
-		role = store.RoleAdmin
-	}
 	now := c.now()
-	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: role, CSRF: randomToken(),
+	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: c.roleOf(a), CSRF: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(c.SessionTTL)}
 	if err := c.Store.CreateSession(ctx, s); err != nil {
 		return err
