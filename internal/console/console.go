@@ -51,6 +51,7 @@ const (
 	CodeNotSignedIn  = "not_signed_in"
 	CodeCSRFFailed   = "csrf_failed"
 	CodeSignInFailed = "sign_in_failed"
+	CodeDisabled     = "account_disabled"
 )
 
 // maxBody bounds a JSON request body.
@@ -130,11 +131,11 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("POST /console/logout", c.logout)
 	m.HandleFunc("GET /console/api/me", c.user(false, c.me))
 	m.HandleFunc("GET /console/api/keys", c.user(false, c.listKeys))
-	m.HandleFunc("POST /console/api/keys", c.user(true, c.createKey))
+	m.HandleFunc("POST /console/api/keys", c.user(true, c.enabled(c.createKey)))
 	m.HandleFunc("DELETE /console/api/keys/{id}", c.user(true, c.revokeKey))
-	m.HandleFunc("POST /console/api/topups", c.user(true, c.createTopUp))
+	m.HandleFunc("POST /console/api/topups", c.user(true, c.enabled(c.createTopUp)))
 	m.HandleFunc("GET /console/api/topups", c.user(false, c.listTopUps))
-	m.HandleFunc("POST /console/api/redeem", c.user(true, c.redeem))
+	m.HandleFunc("POST /console/api/redeem", c.user(true, c.enabled(c.redeem)))
 	m.HandleFunc("GET /console/api/usage", c.user(false, c.usage))
 	m.HandleFunc("GET /console/api/usage.csv", c.user(false, c.usageCSV))
 	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
@@ -179,6 +180,25 @@ func notSignedIn() *apierr.Error {
 func csrfFailed() *apierr.Error {
 	return &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypeInvalidRequest, Code: CodeCSRFFailed,
 		Message: "Missing or wrong " + CSRFHeader + " header; reload the console and retry."}
+}
+
+func accountDisabled() *apierr.Error {
+	return &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypeInvalidRequest, Code: CodeDisabled,
+		Message: "This account is disabled: it cannot be topped up or get new keys. Contact the operator."}
+}
+
+// enabled refuses, for a disabled account, what would add money or keys to
+// it (top-ups, redemptions, new keys) with 403 account_disabled; reading,
+// revoking and signing out still work. Payments already started are still
+// credited when their webhook arrives.
+func (c *Console) enabled(h userHandler) userHandler {
+	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+		if a.Disabled() {
+			fail(w, accountDisabled())
+			return
+		}
+		h(w, r, s, a)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -24,10 +24,10 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/keys", c.page(c.keysPage))
 	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))
 	m.HandleFunc("GET /console/stats", c.page(c.statsPage))
-	m.HandleFunc("POST /console/keys", c.form(c.createKeyForm))
+	m.HandleFunc("POST /console/keys", c.form(c.enabledForm(c.createKeyForm)))
 	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
-	m.HandleFunc("POST /console/topups", c.form(c.topUpForm))
-	m.HandleFunc("POST /console/redeem", c.form(c.redeemForm))
+	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))
+	m.HandleFunc("POST /console/redeem", c.form(c.enabledForm(c.redeemForm)))
 	m.HandleFunc("GET /console/admin-link", c.adminLinkUse)
 	c.adminRoutes(m)
 }
@@ -74,6 +74,18 @@ func (c *Console) form(h userHandler) http.HandlerFunc {
 	}
 }
 
+// enabledForm is enabled for forms: a disabled account gets a 403 page.
+func (c *Console) enabledForm(h userHandler) userHandler {
+	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+		if a.Disabled() {
+			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Account disabled", ""), "Account disabled",
+				"This account is disabled: it cannot be topped up or get new keys. Contact the operator of this gateway.")
+			return
+		}
+		h(w, r, s, a)
+	}
+}
+
 func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, heading, msg string) {
 	if l.Title == "" {
 		l.Title = heading
@@ -84,7 +96,7 @@ func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, hea
 // layout is what every signed-in page shares.
 func (c *Console) layout(s store.Session, a store.Account, title, active string) web.Layout {
 	return web.Layout{Title: title, Active: active, Account: a.Name, Admin: s.Role == store.RoleAdmin,
-		Balance: a.Balance, Currency: c.Currency, CSRF: s.CSRF}
+		Disabled: a.Disabled(), Balance: a.Balance, Currency: c.Currency, CSRF: s.CSRF}
 }
 
 // doneMessages are the confirmations a redirect may ask for (?done=…):

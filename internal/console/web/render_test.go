@@ -169,6 +169,7 @@ func TestRenderEveryPage(t *testing.T) {
 		"signin-empty":         {"Sign-in is not configured", "operator"},
 		"overview":             {"$42.50", "$1.20 held", `action="/console/topups"`, `name="method" value="card"`, "<span>Card</span>", "<span>Alipay</span>", `min="5.00"`, `max="1000.00"`, `step="0.01"`, "10% on top", "up to $50.00", `action="/console/redeem"`, `name="code"`, "badge-warn", `href="/console/login/google?link=1"`, "octocat@github.com", `action="/console/logout"`, `role="img"`},
 		"overview-empty":       {"Top-ups are not enabled", "No top-ups yet", "$0.00"},
+		"overview-disabled":    {`class="flash flash-disabled" role="alert"`, "This account is disabled.", "Contact the operator"},
 		"keys":                 {`data-copy="new-key-secret"`, "sk-mg-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "shown only once", `action="/console/keys/k1/revoke"`, `action="/console/keys/k2/revoke"`, `data-confirm="Revoke this key?`, "&lt;script&gt;alert(1)&lt;/script&gt;", "never", "$3.4567", "$25.00", `role="alert"`, `value="staging"`, `<option value="premium" selected>`, `name="expires"`, `type="date"`, `name="spend_cap"`, "Unnamed"},
 		"keys-empty":           {"No keys yet — create one above."},
 		"usage":                {`method="get" action="/console/usage"`, `name="from"`, `name="to"`, `href="/console/api/usage.csv?model=gpt-4o-mini"`, "Export CSV", `href="/console/usage?model=gpt-4o-mini&amp;cursor=abc"`, "First page", `<option value="gpt-4o-mini" selected>`, `<option value="k2" selected>`, "rate_limited", "1,511", "&lt;script&gt;alert(1)&lt;/script&gt;"},
@@ -196,6 +197,16 @@ func TestRenderEveryPage(t *testing.T) {
 			for _, w := range want {
 				if !strings.Contains(body, w) {
 					t.Errorf("%s: missing %q", sp.Slug, w)
+				}
+			}
+			if banner := strings.Contains(body, "This account is disabled."); banner != (sp.Slug == "overview-disabled") {
+				t.Errorf("%s: disabled banner shown: %v", sp.Slug, banner)
+			}
+			if sp.Slug == "overview-disabled" {
+				for _, form := range []string{`action="/console/topups"`, `action="/console/redeem"`} {
+					if strings.Contains(body, form) {
+						t.Errorf("%s: offers %s to a disabled account", sp.Slug, form)
+					}
 				}
 			}
 		})

@@ -61,6 +61,13 @@ func sampleSignIn(empty bool) SignIn {
 	}
 }
 
+// sampleDisabled is the overview of a disabled account.
+func sampleDisabled() Overview {
+	o := sampleOverview(false)
+	o.Disabled = true
+	return o
+}
+
 func sampleOverview(empty bool) Overview {
 	o := Overview{Layout: sampleLayout("Overview", "overview")}
 	if empty {
@@ -213,6 +220,7 @@ func samplePages() []samplePage {
 		{"signin-empty", "signin", sampleSignIn(true)},
 		{"overview", "overview", sampleOverview(false)},
 		{"overview-empty", "overview", sampleOverview(true)},
+		{"overview-disabled", "overview", sampleDisabled()},
 		{"keys", "keys", sampleKeys(false)},
 		{"keys-empty", "keys", sampleKeys(true)},
 		{"usage", "usage", sampleUsage(false)},

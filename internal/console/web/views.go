@@ -17,6 +17,7 @@ type Layout struct {
 	Account  string // the account's name ("github:octocat")
 	Name     string // the person's login, may be empty
 	Admin    bool   // show the Admin nav item
+	Disabled bool   // the account is disabled: a banner says so on every page
 	Balance  money.Micros
 	Currency string // ISO 4217, e.g. "USD"
 	CSRF     string // goes into every form as the hidden field csrf_token
