@@ -207,20 +207,31 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 	if err != nil {
 		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
-	if err := jsonx.Check(body, 256); err != nil {
+	// One pass validates the body and locates the members looked at, as
+	// for stream chunks (see stream.Next).
+	var sp [keyChoices]jsonx.Span
+	closeAt, err := jsonx.CheckObject(body, 256, responseKeys, sp[:])
+	if err != nil {
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
-	if ev, ok := jsonx.Field(body, "error"); ok && !jsonx.IsNull(ev) {
+	if ev := sp[keyError].Value(body); ev != nil && !jsonx.IsNull(ev) {
 		return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(body))
 	}
 	q, _ := json.Marshal(req.PublicModel)
-	out, err := jsonx.Set(body, "model", q)
-	if err != nil {
-		return nil, provider.BadResponse(c.name, fmt.Errorf("response is not an object: %w", err))
+	edit := jsonx.Edit{Start: closeAt, End: closeAt}
+	if m := sp[keyModel]; m.Found() {
+		edit = jsonx.Edit{Start: m.ValStart, End: m.ValEnd, With: q}
+	} else {
+		edit.With = modelMember(body[:closeAt], q)
 	}
+	out := jsonx.AppendEdits(make([]byte, 0, len(body)+len(edit.With)), body, edit)
 	res := &provider.ChatResponse{Body: out}
-	if u, ok := jsonx.Field(body, "usage"); ok && !jsonx.IsNull(u) {
+	if u := sp[keyUsage].Value(body); u != nil && !jsonx.IsNull(u) {
 		res.Usage, res.HasUsage = parseUsage(u)
 	}
 	return res, nil
 }
+
+// responseKeys are the top-level members of a chat.completion the gateway
+// looks at, indexed like chunkKeys (keyModel, keyUsage, keyError).
+var responseKeys = chunkKeys[:keyChoices]

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +333,59 @@ func BenchmarkStreamTransform(b *testing.B) {
 		if s.Err() != nil {
 			b.Fatal(s.Err())
 		}
+	}
+}
+
+// A non-streamed answer is checked and patched in one pass: model is
+// replaced where it is (or added), usage read from the same pass, and a
+// body that is not one valid JSON object, repeats a top-level member or
+// carries an error is not passed on. Nested members go to the client as
+// the vendor wrote them, as in stream chunks.
+func TestChatResponseBody(t *testing.T) {
+	cases := []struct {
+		name, body string
+		want       string // the body the client gets; "" when refused
+		code       string // the error code when refused
+		usage      provider.Usage
+	}{
+		{"model replaced, usage read", `{"id":"x","model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`,
+			`{"id":"x","model":"p","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`, "", provider.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}},
+		{"model added", `{"id":"x","choices":[]}`, `{"id":"x","choices":[],"model":"p"}`, "", provider.Usage{}},
+		{"model added to an empty object", "{ \n}", "{ \n\"model\":\"p\"}", "", provider.Usage{}},
+		{"null usage", `{"model":"up","usage":null}`, `{"model":"p","usage":null}`, "", provider.Usage{}},
+		{"nested duplicates pass", `{"model":"up","choices":[{"message":{"content":"a","content":"b"}}]}`,
+			`{"model":"p","choices":[{"message":{"content":"a","content":"b"}}]}`, "", provider.Usage{}},
+		{"array", `[1]`, "", apierr.CodeBadUpstreamResponse, provider.Usage{}},
+		{"truncated", `{"id":"x","model":`, "", apierr.CodeBadUpstreamResponse, provider.Usage{}},
+		{"trailing data", `{"model":"up"} {}`, "", apierr.CodeBadUpstreamResponse, provider.Usage{}},
+		{"duplicate model", `{"model":"a","model":"b"}`, "", apierr.CodeBadUpstreamResponse, provider.Usage{}},
+		{"error member", `{"error":{"message":"boom","type":"server_error"}}`, "", apierr.CodeUpstreamError, provider.Usage{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c, err := New(Options{Name: "fake", BaseURL: srv.URL + "/v1/", Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Chat(context.Background(), &provider.ChatRequest{PublicModel: "p", UpstreamModel: "up",
+				Body: []byte(`{"model":"p","messages":[{"role":"user","content":"hi"}]}`)})
+			if tc.want == "" {
+				if e := apierr.From(err); err == nil || e.Code != tc.code {
+					t.Fatalf("got %v, want %s", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Body) != tc.want || res.Usage != tc.usage || res.HasUsage != (tc.usage != provider.Usage{}) {
+				t.Errorf("got %s (usage %+v, %v), want %s (%+v)", res.Body, res.Usage, res.HasUsage, tc.want, tc.usage)
+			}
+		})
 	}
 }

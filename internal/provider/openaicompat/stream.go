@@ -116,7 +116,7 @@ func (s *stream) Next() bool {
 		if m := sp[keyModel]; m.Found() {
 			edits[n] = jsonx.Edit{Start: m.ValStart, End: m.ValEnd, With: s.model}
 		} else {
-			edits[n] = jsonx.Edit{Start: closeAt, End: closeAt, With: s.modelMember(data[:closeAt])}
+			edits[n] = jsonx.Edit{Start: closeAt, End: closeAt, With: modelMember(data[:closeAt], s.model)}
 		}
 		n++
 		if u := sp[keyUsage]; u.Found() {
@@ -141,14 +141,15 @@ func (s *stream) Next() bool {
 	}
 }
 
-// modelMember is the text that adds a model member to an object that has
-// none, given the object up to its closing brace.
-func (s *stream) modelMember(head []byte) []byte {
+// modelMember is the text that adds a model member with the JSON string
+// model to an object that has none, given the object up to its closing
+// brace.
+func modelMember(head, model []byte) []byte {
 	sep := ","
 	if t := bytes.TrimRight(head, " \t\r\n"); len(t) > 0 && t[len(t)-1] == '{' {
 		sep = ""
 	}
-	return append([]byte(sep+`"model":`), s.model...)
+	return append([]byte(sep+`"model":`), model...)
 }
 
 // blank reports whether b holds only whitespace; a chunk's first byte
