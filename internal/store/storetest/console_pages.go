@@ -33,20 +33,26 @@ func accountReads(t *testing.T, s store.Store, a store.Account) map[string]store
 	if err != nil {
 		t.Fatalf("AccountByName: %v", err)
 	}
-	out := map[string]store.Account{"AccountByID": byID, "AccountByName": byName}
 	all, err := s.ListAccounts(ctx(t))
+	listed := findIn(t, "ListAccounts", all, err, a.ID, func(x store.Account) string { return x.ID })
+	return map[string]store.Account{"AccountByID": byID, "AccountByName": byName, "ListAccounts": listed}
+}
+
+// findIn returns the element of list (a listing that returned err) whose
+// id is id, and fails the test when the listing failed or misses it.
+func findIn[T any](t *testing.T, how string, list []T, err error, id string, idOf func(T) string) T {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("ListAccounts: %v", err)
+		t.Fatalf("%s: %v", how, err)
 	}
-	for _, x := range all {
-		if x.ID == a.ID {
-			out["ListAccounts"] = x
+	for _, x := range list {
+		if idOf(x) == id {
+			return x
 		}
 	}
-	if _, ok := out["ListAccounts"]; !ok {
-		t.Fatalf("ListAccounts misses %s", a.ID)
-	}
-	return out
+	t.Fatalf("%s misses %s", how, id)
+	var zero T
+	return zero
 }
 
 // keyReads returns the key k as KeyByHash, KeyByID, ListKeys and KeysOf
@@ -61,32 +67,12 @@ func keyReads(t *testing.T, s store.Store, k store.Key) map[string]store.Key {
 	if err != nil {
 		t.Fatalf("KeyByID: %v", err)
 	}
-	out := map[string]store.Key{"KeyByHash": byHash, "KeyByID": byID}
+	keyID := func(x store.Key) string { return x.ID }
 	all, err := s.ListKeys(ctx(t))
-	if err != nil {
-		t.Fatalf("ListKeys: %v", err)
-	}
-	for _, x := range all {
-		if x.ID == k.ID {
-			out["ListKeys"] = x
-		}
-	}
-	if _, ok := out["ListKeys"]; !ok {
-		t.Fatalf("ListKeys misses %s", k.ID)
-	}
+	listed := findIn(t, "ListKeys", all, err, k.ID, keyID)
 	own, err := s.KeysOf(ctx(t), k.AccountID)
-	if err != nil {
-		t.Fatalf("KeysOf: %v", err)
-	}
-	for _, x := range own {
-		if x.ID == k.ID {
-			out["KeysOf"] = x
-		}
-	}
-	if _, ok := out["KeysOf"]; !ok {
-		t.Fatalf("KeysOf misses %s", k.ID)
-	}
-	return out
+	owned := findIn(t, "KeysOf", own, err, k.ID, keyID)
+	return map[string]store.Key{"KeyByHash": byHash, "KeyByID": byID, "ListKeys": listed, "KeysOf": owned}
 }
 
 // testAccountState covers SetAccountDisabled, SetAccountAdmin and what
