@@ -28,7 +28,8 @@ type meJSON struct {
 	Balance   string   `json:"balance"`
 	Currency  string   `json:"currency"`
 	CSRFToken string   `json:"csrf_token"`
-	Groups    []string `json:"groups"` // groups keys may be bound to
+	Groups    []string `json:"groups"`   // groups keys may be bound to
+	Disabled  bool     `json:"disabled"` // the account is disabled (see enabled)
 }
 
 func (c *Console) me(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
@@ -53,7 +54,7 @@ func (c *Console) me(w http.ResponseWriter, r *http.Request, s store.Session, a 
 		groups = []string{}
 	}
 	writeJSON(w, http.StatusOK, meJSON{Account: a.Name, Name: name, Email: email, Role: s.Role,
-		Balance: a.Balance.String(), Currency: c.Currency, CSRFToken: s.CSRF, Groups: groups})
+		Balance: a.Balance.String(), Currency: c.Currency, CSRFToken: s.CSRF, Groups: groups, Disabled: a.Disabled()})
 }
 
 type keyJSON struct {

@@ -31,6 +31,9 @@ func TestDisabledAccount(t *testing.T) {
 	if err := e.st.SetAccountDisabled(ctx, acct.ID, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+	if !b.me().Disabled {
+		t.Error("/me does not say the account is disabled")
+	}
 
 	refused := []struct{ path, body string }{
 		{"/console/api/keys", `{"name":"more","group":"default"}`},
@@ -83,7 +86,7 @@ func TestDisabledAccount(t *testing.T) {
 	if r := b.do("POST", "/console/api/keys", `{"name":"again","group":"default"}`, b.withCSRF()); r.status != http.StatusCreated {
 		t.Errorf("create key once enabled: %d %s", r.status, r.body)
 	}
-	if r := b.do("GET", "/console/", "", nil); strings.Contains(string(r.body), "This account is disabled.") {
-		t.Error("the banner stays after enabling")
+	if r := b.do("GET", "/console/", "", nil); strings.Contains(string(r.body), "This account is disabled.") || b.me().Disabled {
+		t.Error("the banner or /me's disabled stays after enabling")
 	}
 }
