@@ -182,9 +182,13 @@ func csrfFailed() *apierr.Error {
 		Message: "Missing or wrong " + CSRFHeader + " header; reload the console and retry."}
 }
 
+// disabledMessage tells a disabled account's owner why an action was
+// refused, in the JSON API and on the forms' error page alike.
+const disabledMessage = "This account is disabled: it cannot be topped up or get new keys. Contact the operator of this gateway."
+
 func accountDisabled() *apierr.Error {
 	return &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypeInvalidRequest, Code: CodeDisabled,
-		Message: "This account is disabled: it cannot be topped up or get new keys. Contact the operator."}
+		Message: disabledMessage}
 }
 
 // enabled refuses, for a disabled account, what would add money or keys to

@@ -78,8 +78,7 @@ func (c *Console) form(h userHandler) http.HandlerFunc {
 func (c *Console) enabledForm(h userHandler) userHandler {
 	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 		if a.Disabled() {
-			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Account disabled", ""), "Account disabled",
-				"This account is disabled: it cannot be topped up or get new keys. Contact the operator of this gateway.")
+			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Account disabled", ""), "Account disabled", disabledMessage)
 			return
 		}
 		h(w, r, s, a)
