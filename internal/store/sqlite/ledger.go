@@ -93,87 +93,157 @@ func (p *poster) post(e store.LedgerEntry) (store.LedgerEntry, error) {
 	return e, err
 }
 
-// chargeBatch posts the charges of newly inserted usage records: one
-// ledger entry each, but one balance update per account and one spent
-// update per key, since a batch holds many requests of few payers. Inside
-// the write transaction (BEGIN IMMEDIATE) nothing else moves the balances,
-// so the running balance_after computed here is exact.
-func chargeBatch(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	type acct struct {
-		balance, spent money.Micros
-	}
-	accts := map[string]*acct{}
-	keys := map[string]money.Micros{}
-	var order []string
-	// With InsertUsage's prepared statements in ctx (usage_stmts.go) no
-	// statement is parsed here; otherwise each is prepared in tx.
-	u := usageStmtsFrom(ctx)
-	if u == nil {
-		u = &usageStmts{}
-	}
-	get, err := txStmt(ctx, tx, u.balance, balanceSQL)
+// charge is a usage record's charge: its ledger entry id (0: the record
+// charges nothing) and the account's balance after it.
+type charge struct {
+	id           int64
+	balanceAfter money.Micros
+}
+
+// chargePlan holds a batch's charges, one per record, and the balance,
+// spent and key spent updates they add up to: one per account and key,
+// since a batch holds many requests of few payers.
+type chargePlan struct {
+	charges []charge
+	accts   map[string]*debit
+	order   []string // accts' ids, in first-charge order
+	keys    map[string]money.Micros
+	lastID  int64 // the ledger sequence after the batch; 0: no charge
+}
+
+// debit is an account's balance after a batch's charges and what they add
+// to its spent amount.
+type debit struct {
+	balance, spent money.Micros
+}
+
+// planCharges works out the charges of recs, records stored now: one for
+// each record with a cost and an account, unless the ledger table already
+// holds it (see postedCharges). Ids continue the ledger's sequence and
+// balances run in record order; inside the write transaction (BEGIN
+// IMMEDIATE) nothing else moves either, so both are exact.
+func planCharges(b *batchTx, recs []store.UsageRecord) (*chargePlan, error) {
+	p := &chargePlan{charges: make([]charge, len(recs))}
+	posted, err := postedCharges(b, recs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// The ledger rows go in multi-row statements (see inChunks);
-	// balance_after is computed here, in order.
-	args := make([]any, 0, ledgerParams*len(recs))
-	for _, r := range recs {
-		a := accts[r.AccountID]
-		if a == nil {
-			a = &acct{}
-			if err := get.QueryRowContext(ctx, r.AccountID).Scan(&a.balance); err != nil {
-				return fmt.Errorf("charge %s: account %q: %w", r.RequestID, r.AccountID, err)
+	var get *sql.Stmt
+	for i, r := range recs {
+		if r.Cost == 0 || r.AccountID == "" || posted[r.RequestID] {
+			continue
+		}
+		if get == nil {
+			if get, err = b.stmt(balanceSQL); err != nil {
+				return nil, err
 			}
-			accts[r.AccountID] = a
-			order = append(order, r.AccountID)
+			seq, err := b.stmt(ledgerSeqSQL)
+			if err != nil {
+				return nil, err
+			}
+			if err := seq.QueryRowContext(b.ctx).Scan(&p.lastID); err != nil {
+				return nil, fmt.Errorf("ledger sequence: %w", err)
+			}
+			p.accts, p.keys = map[string]*debit{}, map[string]money.Micros{}
+		}
+		a := p.accts[r.AccountID]
+		if a == nil {
+			a = &debit{}
+			if err := get.QueryRowContext(b.ctx, r.AccountID).Scan(&a.balance); err != nil {
+				return nil, fmt.Errorf("charge %s: account %q: %w", r.RequestID, r.AccountID, err)
+			}
+			p.accts[r.AccountID] = a
+			p.order = append(p.order, r.AccountID)
 		}
 		a.balance -= r.Cost
 		a.spent += r.Cost
-		args = append(args, r.AccountID, -r.Cost, a.balance, r.RequestID, toMicros(r.Time))
+		p.lastID++
+		p.charges[i] = charge{id: p.lastID, balanceAfter: a.balance}
 		if r.KeyID != "" {
-			keys[r.KeyID] += r.Cost
+			p.keys[r.KeyID] += r.Cost
 		}
 	}
-	err = inChunks(len(recs), func(lo, hi int) error {
-		st, err := txStmt(ctx, tx, u.ledger[hi-lo], ledgerRowsSQL(hi-lo))
-		if err == nil {
-			_, err = st.ExecContext(ctx, args[lo*ledgerParams:hi*ledgerParams]...)
-		}
-		return err
-	})
+	return p, nil
+}
+
+// postedCharges returns which of recs have a charge in the ledger table
+// already: records stored again after PurgeUsage deleted them (a crash
+// journal replayed long after the fact), whose charge PurgeUsage moved to
+// the ledger, or charged before 0008. Such a record is stored again but
+// must not be charged twice. Only records no newer than
+// usage_charged_through can be among them, so a batch of new requests
+// looks nothing up.
+func postedCharges(b *batchTx, recs []store.UsageRecord) (map[string]bool, error) {
+	st, err := b.stmt(chargedThruSQL)
 	if err != nil {
-		return fmt.Errorf("charge batch: %w", err)
+		return nil, err
 	}
-	debit, err := txStmt(ctx, tx, u.debit, debitSQL)
+	var through int64
+	if err := st.QueryRowContext(b.ctx).Scan(&through); err != nil {
+		return nil, fmt.Errorf("charged through: %w", err)
+	}
+	var ids []any
+	for _, r := range recs {
+		if r.Cost != 0 && r.AccountID != "" && toMicros(r.Time) <= through {
+			ids = append(ids, r.RequestID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.posted }, postedSQL, ids)
+}
+
+// apply writes the plan's balances, spent amounts and ledger sequence.
+func (p *chargePlan) apply(b *batchTx) error {
+	if p.lastID == 0 || len(p.order) == 0 {
+		return nil
+	}
+	debit, err := b.stmt(debitSQL)
 	if err != nil {
 		return err
 	}
-	for _, id := range order {
-		a := accts[id]
-		if _, err := debit.ExecContext(ctx, a.balance, a.spent, id); err != nil {
-			return err
+	for _, id := range p.order {
+		a := p.accts[id]
+		if _, err := debit.ExecContext(b.ctx, a.balance, a.spent, id); err != nil {
+			return fmt.Errorf("debit %q: %w", id, err)
 		}
 	}
-	spend, err := txStmt(ctx, tx, u.keySpent, addKeySpent)
+	spend, err := b.stmt(addKeySpent)
 	if err != nil {
 		return err
 	}
-	for id, cost := range keys {
-		if _, err := spend.ExecContext(ctx, cost, id); err != nil {
-			return err
+	for id, cost := range p.keys {
+		if _, err := spend.ExecContext(b.ctx, cost, id); err != nil {
+			return fmt.Errorf("key %q spent: %w", id, err)
 		}
+	}
+	seq, err := b.stmt(setLedgerSeqSQL)
+	if err != nil {
+		return err
+	}
+	res, err := seq.ExecContext(b.ctx, p.lastID)
+	if err != nil {
+		return fmt.Errorf("ledger sequence: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("ledger sequence: %d rows updated, %v", n, err)
 	}
 	return nil
 }
 
+// ledgerSelect reads an account's ledger: the ledger table's entries and
+// the charges its usage records hold (0008_usage_charges.sql), in one id
+// space. Bind the account id twice.
+const ledgerSelect = `SELECT id, account_id, kind, amount, balance_after, COALESCE(ref, ''), note, created_at
+	FROM ledger WHERE account_id = ?
+	UNION ALL
+	SELECT charge_id, account_id, 'charge', -cost, balance_after, request_id, '', time
+	FROM usage_records WHERE account_id = ? AND charge_id IS NOT NULL`
+
 // ListLedger returns an account's entries, oldest first.
 func (s *Store) ListLedger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, account_id, kind, amount, balance_after, COALESCE(ref, ''),
-		note, created_at FROM ledger WHERE account_id = ? ORDER BY id`, accountID)
+	rows, err := s.db.QueryContext(ctx, ledgerSelect+` ORDER BY 1`, accountID, accountID)
 	if err != nil {
 		return nil, wrap("list ledger", err)
 	}
@@ -197,9 +267,13 @@ func (s *Store) ListLedger(ctx context.Context, accountID string) ([]store.Ledge
 	return out, nil
 }
 
-// LedgerSum is the sum of an account's entries.
+// LedgerSum is the sum of an account's entries, those of the ledger table
+// and the charges its usage records hold.
 func (s *Store) LedgerSum(ctx context.Context, accountID string) (money.Micros, error) {
 	var sum money.Micros
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = ?`, accountID).Scan(&sum)
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = ?) -
+		(SELECT COALESCE(SUM(cost), 0) FROM usage_records WHERE account_id = ? AND charge_id IS NOT NULL)`,
+		accountID, accountID).Scan(&sum)
 	return sum, wrap("ledger sum", err)
 }

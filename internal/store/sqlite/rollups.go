@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"cmp"
-	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,19 +49,12 @@ type rollupKey struct {
 	model   string
 }
 
-// addRollups adds the records of recs that were stored now to
-// usage_rollups and usage_rollups_daily: the first record of each id in
-// inserted (a skipped duplicate, in the batch or already stored, adds
-// nothing, like in touchKeys). Records without an account are not rolled
-// up. The batch is summed in Go first, so each row is written once.
-func addRollups(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
+// addRollups adds recs, records stored now, to usage_rollups and
+// usage_rollups_daily. Records without an account are not rolled up. The
+// batch is summed in Go first, so each row is written once.
+func addRollups(b *batchTx, recs []store.UsageRecord) error {
 	hours := map[rollupKey]*store.UsageTotals{}
-	seen := make(map[string]bool, len(inserted))
 	for _, r := range recs {
-		if !inserted[r.RequestID] || seen[r.RequestID] {
-			continue
-		}
-		seen[r.RequestID] = true
 		if r.AccountID == "" {
 			continue
 		}
@@ -75,10 +66,10 @@ func addRollups(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inser
 		k.at = floorTo(k.at, microsPerDay)
 		addTo(days, k, *t)
 	}
-	if err := upsertRollups(ctx, tx, "usage_rollups", "hour", hours); err != nil {
+	if err := upsertRollups(b, "usage_rollups", "hour", hours); err != nil {
 		return err
 	}
-	return upsertRollups(ctx, tx, "usage_rollups_daily", "day", days)
+	return upsertRollups(b, "usage_rollups_daily", "day", days)
 }
 
 // addTo adds t to m[k].
@@ -94,11 +85,16 @@ func addTo(m map[rollupKey]*store.UsageTotals, k rollupKey, t store.UsageTotals)
 	g.Cost += t.Cost
 }
 
+// rollupSQL is the single-row upsert into table, whose time column is col.
+func rollupSQL(table, col string) string {
+	return fmt.Sprintf(rollupInsert, table, col) + rollupRow + fmt.Sprintf(rollupUpsert, col)
+}
+
 // upsertRollups adds sums to table, whose time column is col, with one
 // prepared single-row upsert, in primary key order (neighbouring rows share
 // pages). Multi-row upserts measured no faster: parsing them costs what
 // they save.
-func upsertRollups(ctx context.Context, tx *sql.Tx, table, col string, sums map[rollupKey]*store.UsageTotals) error {
+func upsertRollups(b *batchTx, table, col string, sums map[rollupKey]*store.UsageTotals) error {
 	if len(sums) == 0 {
 		return nil
 	}
@@ -110,14 +106,13 @@ func upsertRollups(ctx context.Context, tx *sql.Tx, table, col string, sums map[
 		return cmp.Or(strings.Compare(a.account, b.account), cmp.Compare(a.at, b.at),
 			strings.Compare(a.key, b.key), strings.Compare(a.model, b.model))
 	})
-	stmt, err := tx.PrepareContext(ctx, fmt.Sprintf(rollupInsert, table, col)+rollupRow+fmt.Sprintf(rollupUpsert, col))
+	stmt, err := b.stmt(rollupSQL(table, col))
 	if err != nil {
 		return fmt.Errorf("%s: %w", table, err)
 	}
-	defer stmt.Close()
 	for _, k := range keys {
 		t := sums[k]
-		if _, err := stmt.ExecContext(ctx, k.account, k.at, k.key, k.model,
+		if _, err := stmt.ExecContext(b.ctx, k.account, k.at, k.key, k.model,
 			t.Requests, t.PromptTokens, t.CompletionTokens, t.Cost); err != nil {
 			return fmt.Errorf("%s: %w", table, err)
 		}

@@ -179,12 +179,9 @@ func BenchmarkInsertUsageRollups(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				recs := benchBatch(n, batch, spread)
-				inserted := make(map[string]bool, batch)
-				for _, r := range recs {
-					inserted[r.RequestID] = true
-				}
-				if err := s.withTx(context.Background(), func(tx *sql.Tx) error {
-					return addRollups(context.Background(), tx, recs, inserted)
+				ctx := withUsageStmts(context.Background(), s.usage)
+				if err := s.withTx(ctx, func(tx *sql.Tx) error {
+					return addRollups(newBatchTx(ctx, tx), recs)
 				}); err != nil {
 					b.Fatalf("addRollups: %v", err)
 				}

@@ -3,11 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // usageColumns is the column list of usage_records inserts; usageRow holds
@@ -16,10 +20,10 @@ const (
 	usageColumns = `INSERT INTO usage_records
 	(request_id, time, account_id, key_id, endpoint, model, provider, upstream_model,
 	 stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status, error_code,
-	 cost, cached_tokens, reasoning_tokens, estimated) VALUES `
-	usageRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	usageParams = 19
-	// usageChunk rows go in one statement: 19 × 200 parameters stay well
+	 cost, cached_tokens, reasoning_tokens, estimated, charge_id, balance_after) VALUES `
+	usageRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	usageParams = 21
+	// usageChunk rows go in one statement: 21 × 200 parameters stay well
 	// under SQLite's limit of 32766.
 	usageChunk = 200
 )
@@ -28,11 +32,12 @@ const selectUsage = `SELECT request_id, time, account_id, key_id, endpoint, mode
 	upstream_model, stream, prompt_tokens, completion_tokens, latency_us, ttft_us, status,
 	error_code, cost, cached_tokens, reasoning_tokens, estimated FROM usage_records`
 
-// InsertUsage writes recs in one transaction with one prepared statement;
+// InsertUsage writes recs in one transaction with prepared statements;
 // records whose RequestID is already stored are skipped, so retrying a batch
-// never counts a request twice. A new record with a cost posts its charge
-// (ledger entry, account balance and spent, key spent) in the same
-// transaction, so a charge exists exactly when its record does.
+// never counts a request twice. A new record with a cost carries its charge
+// (charge_id, balance_after; see 0008_usage_charges.sql) and moves the
+// account's balance and spent and the key's spent in the same transaction,
+// so a charge exists exactly when its record does.
 func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -44,47 +49,110 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 
 // insertUsage is InsertUsage inside tx, so other writes (FinishTask's) can
 // store a record and post its charge in their own transaction.
+//
+// Almost every batch is new requests only, so it is stored as it is, and
+// the request ids are looked up only when that hits one already stored (a
+// retried batch, a replayed journal): then the attempt is rolled back to
+// its savepoint and the batch stored again without the stored ids.
 func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) error {
-	inserted := make(map[string]bool, len(recs))
-	for i := 0; i < len(recs); i += usageChunk {
-		if err := insertUsageRows(ctx, tx, recs[i:min(i+usageChunk, len(recs))], inserted); err != nil {
-			return err
-		}
-	}
-	if err := touchKeys(ctx, tx, recs, inserted); err != nil {
+	b := newBatchTx(ctx, tx)
+	defer b.close()
+	fresh := firstOfEach(recs)
+	err := b.savepoint(func() error { return storeRecords(b, fresh) })
+	if !isDuplicate(err) {
 		return err
 	}
-	if err := addRollups(ctx, tx, recs, inserted); err != nil {
+	if fresh, err = dropStored(b, fresh); err != nil || len(fresh) == 0 {
 		return err
 	}
-	var charged []store.UsageRecord
-	for _, r := range recs {
-		// inserted holds each new id once: a second record with the
-		// same id in one batch is skipped like an already stored one.
-		if r.Cost == 0 || r.AccountID == "" || !inserted[r.RequestID] {
-			continue
-		}
-		delete(inserted, r.RequestID)
-		charged = append(charged, r)
-	}
-	charged, err := unposted(ctx, tx, charged)
+	return storeRecords(b, fresh)
+}
+
+// storeRecords inserts recs, none of them stored, with their charges,
+// and moves balances, spent amounts, keys' last use and rollups.
+func storeRecords(b *batchTx, recs []store.UsageRecord) error {
+	plan, err := planCharges(b, recs)
 	if err != nil {
 		return err
 	}
-	return chargeBatch(ctx, tx, charged)
+	if err := insertRows(b, recs, plan.charges); err != nil {
+		return err
+	}
+	if err := plan.apply(b); err != nil {
+		return err
+	}
+	if err := touchKeys(b, recs); err != nil {
+		return err
+	}
+	return addRollups(b, recs)
 }
 
-// touchKeys moves api_keys.last_used_at of every key in recs to the newest
-// Time of its records that were stored now (the first of each id in
-// inserted: a skipped duplicate moves nothing), never backwards.
-func touchKeys(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
-	newest := map[string]int64{}
-	seen := make(map[string]bool, len(inserted))
+// firstOfEach returns the first record of each request id in recs.
+func firstOfEach(recs []store.UsageRecord) []store.UsageRecord {
+	seen := make(map[string]struct{}, len(recs))
+	out := make([]store.UsageRecord, 0, len(recs))
 	for _, r := range recs {
-		if !inserted[r.RequestID] || seen[r.RequestID] {
-			continue
+		if _, dup := seen[r.RequestID]; !dup {
+			seen[r.RequestID] = struct{}{}
+			out = append(out, r)
 		}
-		seen[r.RequestID] = true
+	}
+	return out
+}
+
+// isDuplicate reports whether err is a unique or primary key violation.
+func isDuplicate(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code()
+	return code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || code == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// dropStored returns recs without the records whose request id
+// usage_records holds.
+func dropStored(b *batchTx, recs []store.UsageRecord) ([]store.UsageRecord, error) {
+	ids := make([]any, len(recs))
+	for i, r := range recs {
+		ids[i] = r.RequestID
+	}
+	stored, err := b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.stored }, storedSQL, ids)
+	if err != nil || len(stored) == 0 {
+		return recs, err
+	}
+	return slices.DeleteFunc(recs, func(r store.UsageRecord) bool { return stored[r.RequestID] }), nil
+}
+
+// insertRows inserts recs, none of them stored yet, with multi-row
+// statements (a statement per row costs most of a batch's time);
+// charges[i] is recs[i]'s charge.
+func insertRows(b *batchTx, recs []store.UsageRecord, charges []charge) error {
+	args := make([]any, 0, len(recs)*usageParams)
+	for i, r := range recs {
+		var chargeID any // NULL: no charge
+		if c := charges[i]; c.id != 0 {
+			chargeID = c.id
+		}
+		args = append(args, r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
+			r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
+			r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
+			r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated, chargeID, charges[i].balanceAfter)
+	}
+	return inChunks(len(recs), func(lo, hi int) error {
+		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.rows }, usageRowsSQL, hi-lo)
+		if err == nil {
+			_, err = st.ExecContext(b.ctx, args[lo*usageParams:hi*usageParams]...)
+		}
+		return err
+	})
+}
+
+// touchKeys moves api_keys.last_used_at of every key in recs (records
+// stored now) to the newest Time of its records, never backwards.
+func touchKeys(b *batchTx, recs []store.UsageRecord) error {
+	newest := map[string]int64{}
+	for _, r := range recs {
 		if r.KeyID == "" {
 			continue
 		}
@@ -95,110 +163,49 @@ func touchKeys(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, insert
 	if len(newest) == 0 {
 		return nil
 	}
-	var prepared *sql.Stmt
-	if u := usageStmtsFrom(ctx); u != nil {
-		prepared = u.touchKey
-	}
-	touch, err := txStmt(ctx, tx, prepared, touchKeySQL)
+	touch, err := b.stmt(touchKeySQL)
 	if err != nil {
 		return err
 	}
 	for id, t := range newest {
-		if _, err := touch.ExecContext(ctx, t, id, t); err != nil {
+		if _, err := touch.ExecContext(b.ctx, t, id, t); err != nil {
 			return fmt.Errorf("key %q last used: %w", id, err)
 		}
 	}
 	return nil
 }
 
-// insertUsageRows inserts recs (at most usageChunk) with multi-row
-// statements (a statement per row costs most of a batch's time) and notes
-// the ids that were new; ids already stored are skipped by ON CONFLICT and
-// not returned. With usageStmts in ctx the statements are prepared ones,
-// in chunks (see inChunks); without, one statement is built for recs.
-func insertUsageRows(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord, inserted map[string]bool) error {
-	args := make([]any, 0, len(recs)*usageParams)
-	for _, r := range recs {
-		args = append(args, r.RequestID, toMicros(r.Time), r.AccountID, r.KeyID, r.Endpoint, r.Model,
-			r.Provider, r.UpstreamModel, r.Stream, r.PromptTokens, r.CompletionTokens,
-			r.Latency.Microseconds(), r.TTFT.Microseconds(), r.Status, r.ErrorCode,
-			r.Cost, r.CachedTokens, r.ReasoningTokens, r.Estimated)
-	}
-	u := usageStmtsFrom(ctx)
-	if u == nil {
-		return scanInserted(tx.QueryContext(ctx, usageRowsSQL(len(recs)), args...))(inserted)
-	}
-	return inChunks(len(recs), func(lo, hi int) error {
-		st := tx.StmtContext(ctx, u.rows[hi-lo])
-		return scanInserted(st.QueryContext(ctx, args[lo*usageParams:hi*usageParams]...))(inserted)
-	})
-}
-
-// unposted drops the records whose charge the ledger already holds. A
-// record stored again after PurgeUsage deleted it (a crash journal replayed
-// long after the fact) is new to usage_records but not to the ledger; its
-// charge must not be posted twice, nor make the batch fail on the ledger's
-// unique ref and be retried forever.
-func unposted(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) ([]store.UsageRecord, error) {
-	if len(recs) == 0 {
-		return recs, nil
-	}
-	args := make([]any, len(recs))
-	for i, r := range recs {
-		args[i] = r.RequestID
-	}
-	u := usageStmtsFrom(ctx)
-	var posted map[string]bool
-	err := inChunks(len(recs), func(lo, hi int) error {
-		var rows *sql.Rows
-		var err error
-		if u != nil {
-			rows, err = tx.StmtContext(ctx, u.posted[hi-lo]).QueryContext(ctx, args[lo:hi]...)
-		} else {
-			rows, err = tx.QueryContext(ctx, postedSQL(hi-lo), args[lo:hi]...)
-		}
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ref string
-			if err := rows.Scan(&ref); err != nil {
-				return err
-			}
-			if posted == nil {
-				posted = map[string]bool{}
-			}
-			posted[ref] = true
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(posted) == 0 {
-		return recs, nil
-	}
-	out := make([]store.UsageRecord, 0, len(recs)-len(posted))
-	for _, r := range recs {
-		if !posted[r.RequestID] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
+// purgeSet selects the rowids of the oldest records before a time (bind
+// the time and the limit). Ordering by time and rowid walks
+// usage_records_time, whose entries end with the rowid, so the three
+// statements of a purge select the same rows.
+const purgeSet = `SELECT rowid FROM usage_records WHERE time < ? ORDER BY time, rowid LIMIT ?`
 
 // PurgeUsage deletes at most limit of the oldest records whose time is
 // before before, in one short write transaction that walks the time index
-// (usage_records_time); the ledger and balances are not touched.
+// (usage_records_time). The charges the deleted records hold move to the
+// ledger table with their ids, refs and times, and usage_charged_through
+// moves up to the newest of them, so the ledger and balances read the same
+// and a deleted record stored again is not charged again.
 func (s *Store) PurgeUsage(ctx context.Context, before time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, fmt.Errorf("sqlite: purge usage: limit must be positive, got %d", limit)
 	}
+	cut := toMicros(before)
 	var n int64
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM usage_records WHERE rowid IN
-			(SELECT rowid FROM usage_records WHERE time < ? ORDER BY time LIMIT ?)`, toMicros(before), limit)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger
+			(id, account_id, kind, amount, balance_after, ref, note, created_at)
+			SELECT charge_id, account_id, 'charge', -cost, balance_after, request_id, '', time
+			FROM usage_records WHERE rowid IN (`+purgeSet+`) AND charge_id IS NOT NULL`, cut, limit); err != nil {
+			return fmt.Errorf("move charges: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE usage_charged_through SET through = MAX(through,
+			COALESCE((SELECT MAX(time) FROM usage_records WHERE rowid IN (`+purgeSet+`)), through))`,
+			cut, limit); err != nil {
+			return fmt.Errorf("charged through: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM usage_records WHERE rowid IN (`+purgeSet+`)`, cut, limit)
 		if err != nil {
 			return err
 		}

@@ -17,50 +17,56 @@ import (
 //
 // InsertUsage hands them down through the context (withUsageStmts), so
 // insertUsage keeps its signature for callers without a Store (FinishTask);
-// those fall back to building the SQL text per call.
+// those fall back to preparing the SQL text in their transaction.
 type usageStmts struct {
-	rows     map[int]*sql.Stmt // usage_records INSERT … RETURNING, by row count
-	ledger   map[int]*sql.Stmt // ledger charge INSERT, by row count
-	posted   map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids)
-	touchKey *sql.Stmt
-	balance  *sql.Stmt
-	debit    *sql.Stmt
-	keySpent *sql.Stmt
+	rows   map[int]*sql.Stmt // usage_records INSERT, by row count
+	stored map[int]*sql.Stmt // SELECT request_id FROM usage_records WHERE request_id IN (n ids)
+	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids)
+	single map[string]*sql.Stmt
 }
 
 // chunkSizes are the row counts with a prepared statement, largest first;
 // the largest is usageChunk.
 var chunkSizes = []int{usageChunk, 128, 64, 32, 16, 8, 4, 2, 1}
 
+// The single-row statements of a batch, prepared once each.
 const (
-	ledgerRow    = `(?, 'charge', ?, ?, ?, '', ?)`
-	ledgerParams = 5
-	ledgerInsert = `INSERT INTO ledger (account_id, kind, amount, balance_after, ref, note, created_at) VALUES `
-	touchKeySQL  = `UPDATE api_keys SET last_used_at = ?
+	touchKeySQL = `UPDATE api_keys SET last_used_at = ?
 			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`
-	balanceSQL = `SELECT balance FROM accounts WHERE id = ?`
-	debitSQL   = `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`
+	balanceSQL   = `SELECT balance FROM accounts WHERE id = ?`
+	debitSQL     = `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`
+	ledgerSeqSQL = `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'),
+		(SELECT MAX(id) FROM ledger), 0)`
+	setLedgerSeqSQL = `UPDATE sqlite_sequence SET seq = ? WHERE name = 'ledger'`
+	chargedThruSQL  = `SELECT through FROM usage_charged_through`
 )
 
-// usageRowsSQL is the usage_records insert of n rows.
+// singleSQL lists every single-row statement prepared in usageStmts.single.
+var singleSQL = []string{touchKeySQL, balanceSQL, debitSQL, addKeySpent, ledgerSeqSQL, setLedgerSeqSQL,
+	chargedThruSQL, rollupSQL("usage_rollups", "hour"), rollupSQL("usage_rollups_daily", "day")}
+
+// usageRowsSQL is the usage_records insert of n rows. It has no ON
+// CONFLICT: insertUsage drops stored ids first, in the same write
+// transaction, so a conflict is a bug and fails the batch rather than
+// losing a charge.
 func usageRowsSQL(n int) string {
-	return usageColumns + usageRow + strings.Repeat(","+usageRow, n-1) +
-		` ON CONFLICT (request_id) DO NOTHING RETURNING request_id`
+	return usageColumns + usageRow + strings.Repeat(","+usageRow, n-1)
 }
 
-// ledgerRowsSQL is the ledger insert of n charges.
-func ledgerRowsSQL(n int) string {
-	return ledgerInsert + ledgerRow + strings.Repeat(","+ledgerRow, n-1)
+// storedSQL selects which of n request ids usage_records holds.
+func storedSQL(n int) string {
+	return `SELECT request_id FROM usage_records WHERE request_id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
 }
 
-// postedSQL selects which of n request ids already have a charge.
+// postedSQL selects which of n request ids have a charge in the ledger table.
 func postedSQL(n int) string {
 	return `SELECT ref FROM ledger WHERE kind = 'charge' AND ref IN (?` + strings.Repeat(`, ?`, n-1) + `)`
 }
 
 // prepareUsage prepares s.usage; Close releases it.
 func (s *Store) prepareUsage(ctx context.Context) (err error) {
-	u := &usageStmts{rows: map[int]*sql.Stmt{}, ledger: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{}}
+	u := &usageStmts{rows: map[int]*sql.Stmt{}, stored: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{},
+		single: map[string]*sql.Stmt{}}
 	s.usage = u
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -73,9 +79,11 @@ func (s *Store) prepareUsage(ctx context.Context) (err error) {
 		return st
 	}
 	for _, n := range chunkSizes {
-		u.rows[n], u.ledger[n], u.posted[n] = prep(usageRowsSQL(n)), prep(ledgerRowsSQL(n)), prep(postedSQL(n))
+		u.rows[n], u.stored[n], u.posted[n] = prep(usageRowsSQL(n)), prep(storedSQL(n)), prep(postedSQL(n))
 	}
-	u.touchKey, u.balance, u.debit, u.keySpent = prep(touchKeySQL), prep(balanceSQL), prep(debitSQL), prep(addKeySpent)
+	for _, q := range singleSQL {
+		u.single[q] = prep(q)
+	}
 	return err
 }
 
@@ -85,14 +93,14 @@ func (u *usageStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, m := range []map[int]*sql.Stmt{u.rows, u.ledger, u.posted} {
+	for _, m := range []map[int]*sql.Stmt{u.rows, u.stored, u.posted} {
 		for _, st := range m {
 			if st != nil {
 				errs = append(errs, st.Close())
 			}
 		}
 	}
-	for _, st := range []*sql.Stmt{u.touchKey, u.balance, u.debit, u.keySpent} {
+	for _, st := range u.single {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -107,20 +115,85 @@ func withUsageStmts(ctx context.Context, u *usageStmts) context.Context {
 	return context.WithValue(ctx, usageStmtsKey{}, u)
 }
 
-// usageStmtsFrom returns the statements ctx carries, or nil.
-func usageStmtsFrom(ctx context.Context) *usageStmts {
-	u, _ := ctx.Value(usageStmtsKey{}).(*usageStmts)
-	return u
+// batchTx is a write transaction storing usage records, with the
+// prepared statements when the context carries them.
+type batchTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+	u   *usageStmts          // nil: statements are prepared in tx
+	own map[string]*sql.Stmt // statements prepared in tx, by SQL; closed by close
 }
 
-// txStmt returns st bound to tx, or a statement prepared from q when st is
-// nil (no usageStmts in the context). database/sql prepares st once per
-// pooled connection and reuses it after that.
-func txStmt(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q string) (*sql.Stmt, error) {
-	if st != nil {
-		return tx.StmtContext(ctx, st), nil
+// newBatchTx returns tx with the statements ctx carries, if any.
+func newBatchTx(ctx context.Context, tx *sql.Tx) *batchTx {
+	u, _ := ctx.Value(usageStmtsKey{}).(*usageStmts)
+	return &batchTx{ctx: ctx, tx: tx, u: u}
+}
+
+// stmt returns the single-row statement q bound to the transaction.
+// database/sql prepares a Store's statement once per pooled connection and
+// reuses it after that.
+func (b *batchTx) stmt(q string) (*sql.Stmt, error) {
+	if b.u != nil {
+		if st := b.u.single[q]; st != nil {
+			return b.tx.StmtContext(b.ctx, st), nil
+		}
 	}
-	return tx.PrepareContext(ctx, q)
+	return b.prepare(q)
+}
+
+// prepare prepares q in the transaction, once.
+func (b *batchTx) prepare(q string) (*sql.Stmt, error) {
+	if st := b.own[q]; st != nil {
+		return st, nil
+	}
+	st, err := b.tx.PrepareContext(b.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if b.own == nil {
+		b.own = map[string]*sql.Stmt{}
+	}
+	b.own[q] = st
+	return st, nil
+}
+
+// multi returns the n-row statement of prepared (one of usageStmts'
+// maps), or one prepared from sqlFor(n).
+func (b *batchTx) multi(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, n int) (*sql.Stmt, error) {
+	if b.u != nil {
+		if st := prepared(b.u)[n]; st != nil {
+			return b.tx.StmtContext(b.ctx, st), nil
+		}
+	}
+	return b.prepare(sqlFor(n))
+}
+
+// savepoint runs fn inside a savepoint of the transaction: when fn fails,
+// what it wrote is rolled back and its error returned. If the rollback
+// fails, fn's error is returned as text only, so callers cannot mistake it
+// for one they could recover from in the same transaction.
+func (b *batchTx) savepoint(fn func() error) error {
+	if _, err := b.tx.ExecContext(b.ctx, `SAVEPOINT usage_batch`); err != nil {
+		return err
+	}
+	err := fn()
+	if err != nil {
+		if _, rerr := b.tx.ExecContext(b.ctx, `ROLLBACK TO usage_batch`); rerr != nil {
+			return fmt.Errorf("roll back to savepoint: %w (after: %v)", rerr, err)
+		}
+	}
+	if _, rerr := b.tx.ExecContext(b.ctx, `RELEASE usage_batch`); rerr != nil {
+		return fmt.Errorf("release savepoint: %w (after: %v)", rerr, err)
+	}
+	return err
+}
+
+// close releases the statements prepared in the transaction.
+func (b *batchTx) close() {
+	for _, st := range b.own {
+		_ = st.Close()
+	}
 }
 
 // inChunks calls fn with consecutive [lo, hi) ranges covering n rows,
@@ -138,10 +211,16 @@ func inChunks(n int, fn func(lo, hi int) error) error {
 	return nil
 }
 
-// scanInserted returns a function adding the request ids rows returns to
-// inserted, or err.
-func scanInserted(rows *sql.Rows, err error) func(map[string]bool) error {
-	return func(inserted map[string]bool) error {
+// lookupIDs returns which of ids the n-row query (prepared, or built by
+// sqlFor) returns, in chunks.
+func (b *batchTx) lookupIDs(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, ids []any) (map[string]bool, error) {
+	var found map[string]bool
+	err := inChunks(len(ids), func(lo, hi int) error {
+		st, err := b.multi(prepared, sqlFor, hi-lo)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(b.ctx, ids[lo:hi]...)
 		if err != nil {
 			return err
 		}
@@ -151,8 +230,12 @@ func scanInserted(rows *sql.Rows, err error) func(map[string]bool) error {
 			if err := rows.Scan(&id); err != nil {
 				return err
 			}
-			inserted[id] = true
+			if found == nil {
+				found = map[string]bool{}
+			}
+			found[id] = true
 		}
 		return rows.Err()
-	}
+	})
+	return found, err
 }
