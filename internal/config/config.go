@@ -34,7 +34,7 @@ const (
 	defaultWriteTimeout    = Duration(60 * time.Second)
 	defaultLogLevel        = "info"
 	defaultLogFormat       = "text"
-	defaultBatchSize       = 256
+	defaultBatchSize       = 1024
 	defaultFlushInterval   = Duration(200 * time.Millisecond)
 	defaultWeight          = 1
 	defaultTimeout         = Duration(10 * time.Minute)

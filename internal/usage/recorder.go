@@ -33,7 +33,7 @@ type Writer interface {
 
 // Options tunes a Recorder; zero fields take the defaults shown.
 type Options struct {
-	BatchSize     int           // flush when this many are buffered (default 256)
+	BatchSize     int           // flush when this many are buffered (default 1024)
 	FlushInterval time.Duration // flush at least this often (default 200ms)
 	Buffer        int           // channel capacity (default 8192)
 	Logger        *slog.Logger  // where failures and unwritten records go (default slog.Default())
@@ -55,7 +55,7 @@ type Options struct {
 // withDefaults fills the zero fields of o.
 func (o Options) withDefaults() Options {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 256
+		o.BatchSize = 1024
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 200 * time.Millisecond

@@ -108,7 +108,7 @@ func benchRecord(rng *rand.Rand) store.UsageRecord {
 // (journal on) while the flusher writes batches of BatchSize; the clock
 // stops once Close has stored everything.
 func BenchmarkRecorder(b *testing.B) {
-	for _, batch := range []int{64, 200, 256} {
+	for _, batch := range []int{64, 256, 1024} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			st := benchStore(b)
 			j, err := OpenJournal(filepath.Join(b.TempDir(), "journal"))
@@ -181,24 +181,28 @@ type loopN struct{ n int }
 func (l *loopN) Next() bool { l.n--; return l.n >= 0 }
 
 // BenchmarkInsertUsage is the database alone: one InsertUsage per op of a
-// batch of 200 new records, each with a charge; cpu-µs/rec is per record.
+// batch of new records, each with a charge, at the old default batch size
+// and the new one; cpu-µs/rec is per record. -benchtime Nx is N batches.
 func BenchmarkInsertUsage(b *testing.B) {
-	const batch = 200
-	st := benchStore(b)
-	rng := rand.New(rand.NewPCG(1, 2))
-	batches := make([][]store.UsageRecord, b.N)
-	for i := range batches {
-		batches[i] = make([]store.UsageRecord, batch)
-		for k := range batches[i] {
-			batches[i][k] = benchRecord(rng)
-		}
+	for _, batch := range []int{256, 1024} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			st := benchStore(b)
+			rng := rand.New(rand.NewPCG(1, 2))
+			batches := make([][]store.UsageRecord, b.N)
+			for i := range batches {
+				batches[i] = make([]store.UsageRecord, batch)
+				for k := range batches[i] {
+					batches[i][k] = benchRecord(rng)
+				}
+			}
+			ctx := context.Background()
+			m := startMeter(b)
+			for i := range b.N {
+				if err := st.InsertUsage(ctx, batches[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.report(b, b.N*batch)
+		})
 	}
-	ctx := context.Background()
-	m := startMeter(b)
-	for i := range b.N {
-		if err := st.InsertUsage(ctx, batches[i]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	m.report(b, b.N*batch)
 }

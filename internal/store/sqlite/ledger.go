@@ -106,9 +106,9 @@ type charge struct {
 type chargePlan struct {
 	charges []charge
 	accts   map[string]*debit
-	order   []string // accts' ids, in first-charge order
-	keys    map[string]money.Micros
-	lastID  int64 // the ledger sequence after the batch; 0: no charge
+	order   []string                // accts' ids, in first-charge order
+	keys    map[string]money.Micros // what the batch adds to each key's spent
+	lastID  int64                   // the ledger sequence after the batch; 0: no charge
 }
 
 // debit is an account's balance after a batch's charges and what they add
@@ -194,7 +194,8 @@ func postedCharges(b *batchTx, recs []store.UsageRecord) (map[string]bool, error
 	return b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.posted }, postedSQL, ids)
 }
 
-// apply writes the plan's balances, spent amounts and ledger sequence.
+// apply writes the plan's balances, accounts' spent amounts and the ledger
+// sequence; updateKeys writes the keys' spent amounts.
 func (p *chargePlan) apply(b *batchTx) error {
 	if p.lastID == 0 || len(p.order) == 0 {
 		return nil
@@ -207,15 +208,6 @@ func (p *chargePlan) apply(b *batchTx) error {
 		a := p.accts[id]
 		if _, err := debit.ExecContext(b.ctx, a.balance, a.spent, id); err != nil {
 			return fmt.Errorf("debit %q: %w", id, err)
-		}
-	}
-	spend, err := b.stmt(addKeySpent)
-	if err != nil {
-		return err
-	}
-	for id, cost := range p.keys {
-		if _, err := spend.ExecContext(b.ctx, cost, id); err != nil {
-			return fmt.Errorf("key %q spent: %w", id, err)
 		}
 	}
 	seq, err := b.stmt(setLedgerSeqSQL)

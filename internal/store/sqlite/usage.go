@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -69,7 +70,8 @@ func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 }
 
 // storeRecords inserts recs, none of them stored, with their charges,
-// and moves balances, spent amounts, keys' last use and rollups.
+// and moves balances, spent amounts, keys' last use, the ledger sequence
+// and the rollups.
 func storeRecords(b *batchTx, recs []store.UsageRecord) error {
 	plan, err := planCharges(b, recs)
 	if err != nil {
@@ -81,7 +83,7 @@ func storeRecords(b *batchTx, recs []store.UsageRecord) error {
 	if err := plan.apply(b); err != nil {
 		return err
 	}
-	if err := touchKeys(b, recs); err != nil {
+	if err := updateKeys(b, recs, plan.keys); err != nil {
 		return err
 	}
 	return addRollups(b, recs)
@@ -148,9 +150,10 @@ func insertRows(b *batchTx, recs []store.UsageRecord, charges []charge) error {
 	})
 }
 
-// touchKeys moves api_keys.last_used_at of every key in recs (records
-// stored now) to the newest Time of its records, never backwards.
-func touchKeys(b *batchTx, recs []store.UsageRecord) error {
+// updateKeys moves each key of recs (records stored now) in one
+// statement: last_used_at to the newest Time of its records, never
+// backwards, and spent up by what spent adds to it.
+func updateKeys(b *batchTx, recs []store.UsageRecord, spent map[string]money.Micros) error {
 	newest := map[string]int64{}
 	for _, r := range recs {
 		if r.KeyID == "" {
@@ -163,13 +166,13 @@ func touchKeys(b *batchTx, recs []store.UsageRecord) error {
 	if len(newest) == 0 {
 		return nil
 	}
-	touch, err := b.stmt(touchKeySQL)
+	update, err := b.stmt(keyUseSQL)
 	if err != nil {
 		return err
 	}
 	for id, t := range newest {
-		if _, err := touch.ExecContext(b.ctx, t, id, t); err != nil {
-			return fmt.Errorf("key %q last used: %w", id, err)
+		if _, err := update.ExecContext(b.ctx, spent[id], t, t, id); err != nil {
+			return fmt.Errorf("key %q: %w", id, err)
 		}
 	}
 	return nil

@@ -22,7 +22,10 @@ type usageStmts struct {
 	rows   map[int]*sql.Stmt // usage_records INSERT, by row count
 	stored map[int]*sql.Stmt // SELECT request_id FROM usage_records WHERE request_id IN (n ids)
 	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids)
-	single map[string]*sql.Stmt
+	// rollups holds the n-row upserts into usage_rollups and
+	// usage_rollups_daily, by table.
+	rollups map[string]map[int]*sql.Stmt
+	single  map[string]*sql.Stmt
 }
 
 // chunkSizes are the row counts with a prepared statement, largest first;
@@ -31,8 +34,8 @@ var chunkSizes = []int{usageChunk, 128, 64, 32, 16, 8, 4, 2, 1}
 
 // The single-row statements of a batch, prepared once each.
 const (
-	touchKeySQL = `UPDATE api_keys SET last_used_at = ?
-			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`
+	keyUseSQL = `UPDATE api_keys SET spent = spent + ?,
+			last_used_at = MAX(COALESCE(last_used_at, ?), ?) WHERE id = ?`
 	balanceSQL   = `SELECT balance FROM accounts WHERE id = ?`
 	debitSQL     = `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`
 	ledgerSeqSQL = `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'),
@@ -42,8 +45,10 @@ const (
 )
 
 // singleSQL lists every single-row statement prepared in usageStmts.single.
-var singleSQL = []string{touchKeySQL, balanceSQL, debitSQL, addKeySpent, ledgerSeqSQL, setLedgerSeqSQL,
-	chargedThruSQL, rollupSQL("usage_rollups", "hour"), rollupSQL("usage_rollups_daily", "day")}
+var singleSQL = []string{keyUseSQL, balanceSQL, debitSQL, ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL}
+
+// rollupTables are the rollup tables and their time columns.
+var rollupTables = [][2]string{{"usage_rollups", "hour"}, {"usage_rollups_daily", "day"}}
 
 // usageRowsSQL is the usage_records insert of n rows. It has no ON
 // CONFLICT: insertUsage drops stored ids first, in the same write
@@ -66,7 +71,7 @@ func postedSQL(n int) string {
 // prepareUsage prepares s.usage; Close releases it.
 func (s *Store) prepareUsage(ctx context.Context) (err error) {
 	u := &usageStmts{rows: map[int]*sql.Stmt{}, stored: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{},
-		single: map[string]*sql.Stmt{}}
+		rollups: map[string]map[int]*sql.Stmt{}, single: map[string]*sql.Stmt{}}
 	s.usage = u
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -81,6 +86,12 @@ func (s *Store) prepareUsage(ctx context.Context) (err error) {
 	for _, n := range chunkSizes {
 		u.rows[n], u.stored[n], u.posted[n] = prep(usageRowsSQL(n)), prep(storedSQL(n)), prep(postedSQL(n))
 	}
+	for _, t := range rollupTables {
+		u.rollups[t[0]] = map[int]*sql.Stmt{}
+		for _, n := range chunkSizes {
+			u.rollups[t[0]][n] = prep(rollupRowsSQL(t[0], t[1], n))
+		}
+	}
 	for _, q := range singleSQL {
 		u.single[q] = prep(q)
 	}
@@ -93,7 +104,11 @@ func (u *usageStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, m := range []map[int]*sql.Stmt{u.rows, u.stored, u.posted} {
+	maps := []map[int]*sql.Stmt{u.rows, u.stored, u.posted}
+	for _, m := range u.rollups {
+		maps = append(maps, m)
+	}
+	for _, m := range maps {
 		for _, st := range m {
 			if st != nil {
 				errs = append(errs, st.Close())
