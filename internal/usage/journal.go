@@ -25,39 +25,32 @@ import (
 // is deleted once all its records are committed, and the current one is
 // truncated when everything in it is.
 //
-// Records are binary frames (journal_codec.go). Concurrent Appends share
-// write calls (group commit): while one write is in flight the others
-// queue their frames in the next group, and whoever finds no write in
-// flight writes the whole group with one call; every Append returns once
-// its own frame reached the kernel.
+// Records are binary frames (journal_codec.go), copied into the current
+// segment through a shared memory mapping of the file (journal_region.go):
+// an Append is a copy under a lock, with no system call, and what it copied
+// is in the kernel's page cache at once, so it survives the process being
+// killed like a write(2) would. Segment files are created at
+// segmentBytes and cut to their frames when closed; the zeros after the last
+// frame end the readable part.
 type Journal struct {
 	dir string
 
 	mu      sync.Mutex
-	done    sync.Cond // broadcast when a group's write has finished
-	f       *os.File
+	f       *os.File       // the current segment's file; nil once closed
+	seg     *region        // the current segment's bytes
+	off     int            // bytes of frames in the current segment
+	frame   []byte         // Append's encoding buffer
 	cur     int            // current segment number
 	first   int            // this process's first segment; older ones are Replay's
 	open    map[int]int    // segment → records not yet committed
 	count   map[int]int    // segment → records appended
 	bySeg   map[string]int // request id → segment, until committed
-	segSize int
-
-	next    *group // frames waiting for the next write
-	writing bool   // a group's write is in flight (outside mu)
-	spare   *group // a finished group's buffers, for reuse
-}
-
-// group is the frames that go out in one write call.
-type group struct {
-	buf  []byte
-	ids  []string
-	done bool  // written (or failed): err is final
-	err  error // the write's error, shared by every record of the group
+	segSize int            // records per segment
 }
 
 const (
 	segmentRecords = 16384
+	segmentBytes   = 8 << 20 // a segment file's size while it is written; 16384 records take ~4 MB
 	journalPrefix  = "usage-"
 	journalSuffix  = ".jbin"    // binary frames (journal_codec.go)
 	legacySuffix   = ".journal" // JSON lines, written before the frames; read only
@@ -71,8 +64,7 @@ func OpenJournal(dir string) (*Journal, error) {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
 	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, bySeg: map[string]int{},
-		segSize: segmentRecords, next: &group{}}
-	j.done.L = &j.mu
+		segSize: segmentRecords}
 	segs, err := j.segments()
 	if err != nil {
 		return nil, err
@@ -134,20 +126,36 @@ func (j *Journal) pathOf(s segment) string {
 // rotate starts a new segment; j.mu is held or j is not shared yet.
 func (j *Journal) rotate() error {
 	if j.f != nil {
-		if err := j.f.Close(); err != nil {
-			return fmt.Errorf("usage journal: close segment: %w", err)
+		if err := j.closeSegment(); err != nil {
+			return err
 		}
 		if j.open[j.cur] == 0 {
 			j.remove(j.cur)
 		}
 	}
 	j.cur++
-	f, err := os.OpenFile(j.path(j.cur), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(j.path(j.cur), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("usage journal: %w", err)
 	}
-	j.f = f
+	seg, err := mapSegment(f, segmentBytes)
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(j.path(j.cur))
+		return fmt.Errorf("usage journal: %w", err)
+	}
+	j.f, j.seg, j.off = f, seg, 0
 	j.open[j.cur], j.count[j.cur] = 0, 0
+	return nil
+}
+
+// closeSegment unmaps the current segment and cuts its file to its frames.
+func (j *Journal) closeSegment() error {
+	err := errors.Join(j.seg.close(), j.f.Truncate(int64(j.off)), j.f.Close())
+	j.f, j.seg = nil, nil
+	if err != nil {
+		return fmt.Errorf("usage journal: close segment: %w", err)
+	}
 	return nil
 }
 
@@ -201,66 +209,38 @@ func (j *Journal) Clear() error {
 	return nil
 }
 
-// Append journals rec and returns once its frame has reached the kernel
-// (written, not fsynced). Concurrent calls share one write (see Journal).
+// Append journals rec and returns once its frame is in the kernel's page
+// cache (not fsynced): copied into the segment's shared mapping, or written
+// where there is none (journal_region.go).
 func (j *Journal) Append(rec *store.UsageRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
 		return errors.New("usage journal: closed")
 	}
-	g := j.next
-	g.buf = appendFrame(g.buf, rec)
-	g.ids = append(g.ids, rec.RequestID)
-	for !g.done {
-		if j.writing {
-			j.done.Wait()
-		} else {
-			j.writeNext()
+	j.frame = appendFrame(j.frame[:0], rec)
+	n := len(j.frame)
+	if j.off+n > len(j.seg.mem) || j.count[j.cur] >= j.segSize {
+		if err := j.rotate(); err != nil {
+			return err
+		}
+		if n > len(j.seg.mem) {
+			return fmt.Errorf("usage journal: a record of %d bytes", n)
 		}
 	}
-	return g.err
+	copy(j.seg.mem[j.off:], j.frame)
+	if err := j.seg.written(j.off, j.off+n); err != nil {
+		return fmt.Errorf("usage journal: write: %w", err)
+	}
+	j.off += n
+	j.open[j.cur]++
+	j.count[j.cur]++
+	j.bySeg[rec.RequestID] = j.cur
+	return nil
 }
 
-// writeNext writes the pending group with one call, with j.mu released
-// during the write, then accounts its records to the current segment and
-// rotates when that is full. j.mu is held and no write is in flight.
-func (j *Journal) writeNext() {
-	g := j.next
-	j.next, j.spare = j.spare, nil
-	if j.next == nil {
-		j.next = &group{}
-	}
-	if j.f == nil { // closed while g waited
-		g.err, g.done = errors.New("usage journal: closed"), true
-		j.done.Broadcast()
-		return
-	}
-	j.writing = true
-	f := j.f
-	j.mu.Unlock()
-	_, err := f.Write(g.buf)
-	j.mu.Lock()
-	j.writing = false
-	if err != nil {
-		g.err = fmt.Errorf("usage journal: write: %w", err)
-	} else {
-		j.open[j.cur] += len(g.ids)
-		j.count[j.cur] += len(g.ids)
-		for _, id := range g.ids {
-			j.bySeg[id] = j.cur
-		}
-		if j.count[j.cur] >= j.segSize {
-			g.err = j.rotate()
-		}
-	}
-	g.done = true
-	j.spare = &group{buf: g.buf[:0], ids: g.ids[:0]}
-	g.buf, g.ids = nil, nil
-	j.done.Broadcast()
-}
-
-// Committed marks records as stored; segments with nothing left open go.
+// Committed marks records as stored; segments with nothing left open go,
+// and the current one is emptied (zeroed) when everything in it is stored.
 func (j *Journal) Committed(recs []store.UsageRecord) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -276,8 +256,8 @@ func (j *Journal) Committed(recs []store.UsageRecord) {
 		}
 		if seg != j.cur {
 			j.remove(seg)
-		} else if j.count[seg] > 0 && !j.writing && j.f.Truncate(0) == nil { // in flight: uncounted frames
-			j.count[seg] = 0
+		} else if j.count[seg] > 0 && j.f != nil && j.seg.zero(j.off) == nil {
+			j.off, j.count[seg] = 0, 0
 		}
 	}
 }
@@ -287,14 +267,10 @@ func (j *Journal) Committed(recs []store.UsageRecord) {
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for j.writing {
-		j.done.Wait()
-	}
 	if j.f == nil {
 		return nil
 	}
-	err := j.f.Close()
-	j.f = nil
+	err := j.closeSegment()
 	for seg, n := range j.open {
 		if n == 0 {
 			j.remove(seg)

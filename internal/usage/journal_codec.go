@@ -24,7 +24,9 @@ import (
 //	        uvarint nanoseconds (read back in UTC)
 //
 // A frame cut short by a crash, or whose checksum does not match, ends the
-// segment's readable part; Replay counts it as torn. Segments written by
+// segment's readable part; Replay counts it as torn. A length of zero ends
+// it too, silently: a segment file is created larger than its frames and
+// zero-filled after them (journal.go). Segments written by
 // earlier versions (legacySuffix) hold one JSON record per line.
 
 const (
@@ -162,6 +164,9 @@ func readFrames(path string) (recs []store.UsageRecord, torn int, err error) {
 			return recs, torn + 1, nil
 		}
 		n := binary.LittleEndian.Uint32(b)
+		if n == 0 { // the zeros after the last frame of a mapped segment
+			return recs, torn, nil
+		}
 		if n > maxFrame || int(n) > len(b)-frameHeader {
 			return recs, torn + 1, nil
 		}

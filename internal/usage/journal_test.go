@@ -71,12 +71,13 @@ func TestJournalReplaysOnlyUncommitted(t *testing.T) {
 	}
 }
 
-func TestJournalSkipsTornLines(t *testing.T) {
+func TestJournalSkipsTornFrames(t *testing.T) {
 	dir := t.TempDir()
 	j, _ := OpenJournal(dir)
-	r := jrec(1)
+	r, cut := jrec(1), jrec(2)
 	_ = j.Append(&r)
-	_, _ = j.f.Write([]byte(`{"RequestID":"req_cut`)) // killed mid-write
+	frame := appendFrame(nil, &cut)
+	copy(j.seg.mem[j.off:], frame[:len(frame)/2]) // killed mid-copy
 	j2, _ := OpenJournal(dir)
 	recs, torn, err := j2.Replay()
 	if err != nil || len(recs) != 1 || torn != 1 {
@@ -90,12 +91,19 @@ func TestJournalTruncatesWhenAllCommitted(t *testing.T) {
 	r := jrec(1)
 	_ = j.Append(&r)
 	j.Committed([]store.UsageRecord{r})
-	fi, err := j.f.Stat()
-	if err != nil || fi.Size() != 0 {
-		t.Errorf("size %v, %v", fi.Size(), err)
+	if j.off != 0 || j.seg.mem[0] != 0 {
+		t.Errorf("segment not emptied: %d bytes of frames, first byte %d", j.off, j.seg.mem[0])
 	}
 	j2, _ := OpenJournal(dir)
-	if recs, _, _ := j2.Replay(); len(recs) != 0 {
-		t.Errorf("replayed committed records: %v", recs)
+	if recs, torn, _ := j2.Replay(); len(recs) != 0 || torn != 0 {
+		t.Errorf("replayed committed records: %v (torn %d)", recs, torn)
+	}
+	// Closing cuts a segment file to its frames.
+	r2 := jrec(2)
+	_ = j2.Append(&r2)
+	path := j2.path(j2.cur)
+	_ = j2.Close()
+	if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(appendFrame(nil, &r2))) {
+		t.Errorf("closed segment: %v, %v", fi, err)
 	}
 }
