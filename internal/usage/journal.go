@@ -23,15 +23,17 @@ import (
 //
 // The journal is split into segments of segmentRecords records; a segment
 // is deleted once all its records are committed, and the current one is
-// truncated when everything in it is.
+// zeroed when everything in it is.
 //
 // Records are binary frames (journal_codec.go), copied into the current
-// segment through a shared memory mapping of the file (journal_region.go):
-// an Append is a copy under a lock, with no system call, and what it copied
-// is in the kernel's page cache at once, so it survives the process being
-// killed like a write(2) would. Segment files are created at
-// segmentBytes and cut to their frames when closed; the zeros after the last
-// frame end the readable part.
+// segment through a shared memory mapping of the file (journal_region.go;
+// on Linux, with the file's blocks allocated up front): an Append is a copy
+// under a lock, with no system call, and what it copied is in the kernel's
+// page cache at once, so it survives the process being killed like a
+// write(2) would. Elsewhere a segment is buffered and each frame written
+// with one pwrite. Segment files are created at segmentBytes and cut to
+// their frames when closed; the zeros after the last frame end the
+// readable part.
 type Journal struct {
 	dir string
 
@@ -46,6 +48,10 @@ type Journal struct {
 	count   map[int]int    // segment → records appended
 	bySeg   map[string]int // request id → segment, until committed
 	segSize int            // records per segment
+
+	// newSegment makes a segment file's region: mapSegment, or
+	// bufferedSegment in tests of the buffered path.
+	newSegment func(f *os.File, size int) (*region, error)
 }
 
 const (
@@ -64,7 +70,7 @@ func OpenJournal(dir string) (*Journal, error) {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
 	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, bySeg: map[string]int{},
-		segSize: segmentRecords}
+		segSize: segmentRecords, newSegment: mapSegment}
 	segs, err := j.segments()
 	if err != nil {
 		return nil, err
@@ -138,7 +144,7 @@ func (j *Journal) rotate() error {
 	if err != nil {
 		return fmt.Errorf("usage journal: %w", err)
 	}
-	seg, err := mapSegment(f, segmentBytes)
+	seg, err := j.newSegment(f, segmentBytes)
 	if err != nil {
 		_ = f.Close()
 		_ = os.Remove(j.path(j.cur))

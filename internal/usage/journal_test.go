@@ -27,83 +27,115 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-// A process that dies leaves its uncommitted records for the next one, and
-// only those; committed ones are gone from disk.
-func TestJournalReplaysOnlyUncommitted(t *testing.T) {
-	dir := t.TempDir()
+// segmentModes are the two kinds of segment region: mapped (the default on
+// Linux) and buffered (elsewhere, and where allocating or mapping fails).
+var segmentModes = []string{"mapped", "buffered"}
+
+// openJournal opens dir with segments of the given mode.
+func openJournal(t *testing.T, dir, mode string) *Journal {
+	t.Helper()
 	j, err := OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.segSize = 4 // rotate often
-	var all []store.UsageRecord
-	for i := range 10 {
-		r := jrec(i)
-		all = append(all, r)
-		if err := j.Append(&r); err != nil {
+	if mode == "buffered" {
+		j.newSegment = bufferedSegment
+		if err := j.rotate(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	j.Committed(all[:6]) // segments 1 (0-3) done, 2 (4-7) half done
-	// "Crash": no Close. A new process opens the same directory.
-	j2, err := OpenJournal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, torn, err := j2.Replay()
-	if err != nil || torn != 0 {
-		t.Fatalf("Replay: %v torn=%d", err, torn)
-	}
-	if len(recs) != 6 { // segment 2 is replayed whole (4-7), segment 3 (8-9)
-		t.Fatalf("replayed %d records: %+v", len(recs), recs)
-	}
-	if recs[0].RequestID != "req_00004" || recs[5].RequestID != "req_00009" || recs[5].Cost != 42 || recs[5].PromptTokens != 9 {
-		t.Errorf("replayed %+v", recs)
-	}
-	if err := j2.Clear(); err != nil {
-		t.Fatal(err)
-	}
-	if err := j2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if names := listDir(t, dir); len(names) != 0 {
-		t.Errorf("left behind: %v", names)
+	return j
+}
+
+// A process that dies leaves its uncommitted records for the next one, and
+// only those; committed ones are gone from disk.
+func TestJournalReplaysOnlyUncommitted(t *testing.T) {
+	for _, mode := range segmentModes {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			j := openJournal(t, dir, mode)
+			j.segSize = 4 // rotate often
+			var all []store.UsageRecord
+			for i := range 10 {
+				r := jrec(i)
+				all = append(all, r)
+				if err := j.Append(&r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j.Committed(all[:6]) // segments 1 (0-3) done, 2 (4-7) half done
+			// "Crash": no Close. A new process opens the same directory.
+			j2, err := OpenJournal(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, torn, err := j2.Replay()
+			if err != nil || torn != 0 {
+				t.Fatalf("Replay: %v torn=%d", err, torn)
+			}
+			if len(recs) != 6 { // segment 2 is replayed whole (4-7), segment 3 (8-9)
+				t.Fatalf("replayed %d records: %+v", len(recs), recs)
+			}
+			if recs[0].RequestID != "req_00004" || recs[5].RequestID != "req_00009" || recs[5].Cost != 42 || recs[5].PromptTokens != 9 {
+				t.Errorf("replayed %+v", recs)
+			}
+			if err := j2.Clear(); err != nil {
+				t.Fatal(err)
+			}
+			if err := j2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if names := listDir(t, dir); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
 	}
 }
 
 func TestJournalSkipsTornFrames(t *testing.T) {
-	dir := t.TempDir()
-	j, _ := OpenJournal(dir)
-	r, cut := jrec(1), jrec(2)
-	_ = j.Append(&r)
-	frame := appendFrame(nil, &cut)
-	copy(j.seg.mem[j.off:], frame[:len(frame)/2]) // killed mid-copy
-	j2, _ := OpenJournal(dir)
-	recs, torn, err := j2.Replay()
-	if err != nil || len(recs) != 1 || torn != 1 {
-		t.Errorf("Replay = %d records, torn %d, %v", len(recs), torn, err)
+	for _, mode := range segmentModes {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			j := openJournal(t, dir, mode)
+			r, cut := jrec(1), jrec(2)
+			_ = j.Append(&r)
+			frame := appendFrame(nil, &cut)
+			copy(j.seg.mem[j.off:], frame[:len(frame)/2]) // killed mid-copy
+			if err := j.seg.written(j.off, j.off+len(frame)/2); err != nil {
+				t.Fatal(err)
+			}
+			j2, _ := OpenJournal(dir)
+			recs, torn, err := j2.Replay()
+			if err != nil || len(recs) != 1 || torn != 1 {
+				t.Errorf("Replay = %d records, torn %d, %v", len(recs), torn, err)
+			}
+		})
 	}
 }
 
-func TestJournalTruncatesWhenAllCommitted(t *testing.T) {
-	dir := t.TempDir()
-	j, _ := OpenJournal(dir)
-	r := jrec(1)
-	_ = j.Append(&r)
-	j.Committed([]store.UsageRecord{r})
-	if j.off != 0 || j.seg.mem[0] != 0 {
-		t.Errorf("segment not emptied: %d bytes of frames, first byte %d", j.off, j.seg.mem[0])
-	}
-	j2, _ := OpenJournal(dir)
-	if recs, torn, _ := j2.Replay(); len(recs) != 0 || torn != 0 {
-		t.Errorf("replayed committed records: %v (torn %d)", recs, torn)
-	}
-	// Closing cuts a segment file to its frames.
-	r2 := jrec(2)
-	_ = j2.Append(&r2)
-	path := j2.path(j2.cur)
-	_ = j2.Close()
-	if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(appendFrame(nil, &r2))) {
-		t.Errorf("closed segment: %v, %v", fi, err)
+func TestJournalEmptiesWhenAllCommitted(t *testing.T) {
+	for _, mode := range segmentModes {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			j := openJournal(t, dir, mode)
+			r := jrec(1)
+			_ = j.Append(&r)
+			j.Committed([]store.UsageRecord{r})
+			if j.off != 0 || j.seg.mem[0] != 0 {
+				t.Errorf("segment not emptied: %d bytes of frames, first byte %d", j.off, j.seg.mem[0])
+			}
+			j2, _ := OpenJournal(dir)
+			if recs, torn, _ := j2.Replay(); len(recs) != 0 || torn != 0 {
+				t.Errorf("replayed committed records: %v (torn %d)", recs, torn)
+			}
+			// Closing cuts a segment file to its frames.
+			r2 := jrec(2)
+			_ = j2.Append(&r2)
+			path := j2.path(j2.cur)
+			_ = j2.Close()
+			if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(appendFrame(nil, &r2))) {
+				t.Errorf("closed segment: %v, %v", fi, err)
+			}
+		})
 	}
 }
