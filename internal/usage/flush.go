@@ -8,10 +8,12 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// loop is the flusher: it collects records into batches of at most
-// BatchSize, writes a batch when it is full or FlushInterval has passed,
-// and after Close drains the channel and returns. It sets r.err and closes
-// r.done on the way out.
+// loop is the flusher: it wakes when a batch is full (Record's wake) or
+// FlushInterval has passed, then writes what the buffer holds in batches of
+// at most BatchSize; after Close it drains the buffer and returns. It sets
+// r.err and closes r.done on the way out. Records wait in the channel
+// rather than in a batch, so the loop sleeps between batches instead of
+// being woken for every record.
 func (r *Recorder) loop(ctx context.Context) {
 	defer close(r.done)
 
@@ -30,33 +32,46 @@ func (r *Recorder) loop(ctx context.Context) {
 	ticker := time.NewTicker(r.opt.FlushInterval)
 	defer ticker.Stop()
 	ctxDone := ctx.Done()
-	batch := r.newBatch()
 	for {
+		all := true // write partial batches too
 		select {
-		case rec := <-r.ch:
-			batch = r.fill(append(batch, rec))
-			if len(batch) < r.opt.BatchSize {
-				continue
-			}
+		case <-r.full:
+			all = false
 		case <-ticker.C:
 		case <-ctxDone:
 			ctxDone = nil // flush now, then keep going until Close
 		case <-r.sealed:
-			r.drain(base, batch)
+			r.drain(base, r.newBatch())
 			return
 		case <-r.abandon:
-			r.giveUp(batch)
+			r.giveUp(nil)
 			return
 		}
-		if len(batch) == 0 {
-			continue
-		}
-		if !r.write(base, batch) {
-			r.giveUp(batch)
+		if !r.flush(base, all) {
 			return
 		}
-		batch = r.newBatch()
 	}
+}
+
+// flush writes the whole batches the buffer holds, and with all what is
+// left of the last one too (the ticker's flush, a partial batch). It
+// stops once the buffer has less than a batch (or, with all, at the first
+// partial batch), so records that trickle in during a write wait for the
+// next wake. It reports false, having given up, when Close abandoned a
+// write.
+func (r *Recorder) flush(ctx context.Context, all bool) bool {
+	for all || len(r.ch) >= r.fullAt {
+		batch := r.fill(r.newBatch())
+		if len(batch) == 0 {
+			return true
+		}
+		if !r.write(ctx, batch) {
+			r.giveUp(batch)
+			return false
+		}
+		all = all && len(batch) == r.opt.BatchSize
+	}
+	return true
 }
 
 // newBatch returns an empty batch; each batch gets its own backing array so

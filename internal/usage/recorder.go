@@ -83,6 +83,12 @@ type Recorder struct {
 	opt Options
 	log *slog.Logger
 	ch  chan store.UsageRecord
+	// full wakes the flusher when ch holds fullAt records (a batch, or
+	// the whole buffer when that is smaller). The flusher does not wait
+	// on ch itself: a flusher parked on ch would be woken, and a select
+	// over all its channels run, for every record.
+	full   chan struct{}
+	fullAt int
 
 	// mu is held shared by Record for the whole of its send and exclusively
 	// by Close to set closed; once Close holds it, no send is in flight and
@@ -108,6 +114,8 @@ func New(w Writer, o Options) *Recorder {
 		opt:     o,
 		log:     o.Logger,
 		ch:      make(chan store.UsageRecord, o.Buffer),
+		full:    make(chan struct{}, 1),
+		fullAt:  min(o.BatchSize, o.Buffer),
 		sealed:  make(chan struct{}),
 		abandon: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -115,7 +123,8 @@ func New(w Writer, o Options) *Recorder {
 }
 
 // Record queues rec for writing; it is safe for concurrent use and costs a
-// channel send. It never drops a record: when the buffer is full it blocks
+// channel send into the buffer (the flusher is woken only when a batch is
+// full, or by its ticker). It never drops a record: when the buffer is full it blocks
 // until the flusher makes room. A record that cannot be queued any more
 // (Record called after Close, or still blocked when Close gives up) is not
 // written but logged at ERROR level as JSON, so nothing vanishes silently.
@@ -133,14 +142,27 @@ func (r *Recorder) Record(rec store.UsageRecord) {
 	}
 	select {
 	case r.ch <- rec:
+		if len(r.ch) >= r.fullAt {
+			r.wake()
+		}
 		return
 	default: // buffer full: wait for the flusher (backpressure)
 	}
+	r.wake()
 	select {
 	case r.ch <- rec:
 	case <-r.abandon:
 		r.lost.Add(1)
 		r.logUnwritten("usage: record not written before Close gave up", rec)
+	}
+}
+
+// wake tells the flusher that a batch is waiting; a wake already pending
+// is enough.
+func (r *Recorder) wake() {
+	select {
+	case r.full <- struct{}{}:
+	default:
 	}
 }
 

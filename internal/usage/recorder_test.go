@@ -16,6 +16,8 @@ func TestConcurrentRecordsWrittenExactlyOnce(t *testing.T) {
 		{"defaults", Options{}},
 		{"small buffer backpressure", Options{BatchSize: 7, Buffer: 3, FlushInterval: time.Millisecond}},
 		{"batch of one", Options{BatchSize: 1, Buffer: 1}},
+		// Only a full buffer wakes the flusher here: the interval never fires.
+		{"buffer smaller than a batch", Options{BatchSize: 64, Buffer: 5, FlushInterval: time.Hour}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
