@@ -41,7 +41,7 @@ func (r *Recorder) loop(ctx context.Context) {
 		case <-ctxDone:
 			ctxDone = nil // flush now, then keep going until Close
 		case <-r.sealed:
-			r.drain(base, r.newBatch())
+			r.drain(base)
 			return
 		case <-r.abandon:
 			r.giveUp(nil)
@@ -94,11 +94,12 @@ func (r *Recorder) fill(batch []store.UsageRecord) []store.UsageRecord {
 	return batch
 }
 
-// drain writes batch and everything left in the channel, after Close sealed
-// it, in batches of at most BatchSize.
-func (r *Recorder) drain(ctx context.Context, batch []store.UsageRecord) {
+// drain writes everything left in the channel, after Close sealed it, in
+// batches of at most BatchSize, checking between batches whether Close
+// gave up.
+func (r *Recorder) drain(ctx context.Context) {
 	for {
-		batch = r.fill(batch)
+		batch := r.fill(r.newBatch())
 		if len(batch) == 0 {
 			return
 		}
@@ -112,7 +113,6 @@ func (r *Recorder) drain(ctx context.Context, batch []store.UsageRecord) {
 			r.giveUp(batch)
 			return
 		}
-		batch = r.newBatch()
 	}
 }
 

@@ -124,8 +124,8 @@ func New(w Writer, o Options) *Recorder {
 
 // Record queues rec for writing; it is safe for concurrent use and costs a
 // channel send into the buffer (the flusher is woken only when a batch is
-// full, or by its ticker). It never drops a record: when the buffer is full it blocks
-// until the flusher makes room. A record that cannot be queued any more
+// full, or by its ticker). It never drops a record: when the buffer is
+// full it blocks until the flusher makes room. A record that cannot be queued any more
 // (Record called after Close, or still blocked when Close gives up) is not
 // written but logged at ERROR level as JSON, so nothing vanishes silently.
 func (r *Recorder) Record(rec store.UsageRecord) {

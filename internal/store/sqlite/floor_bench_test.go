@@ -17,9 +17,10 @@ import (
 // own pragmas, into a table with no index at all, then with the request id
 // as primary key, then with usage_records' two secondary indexes too (the
 // table alone, without ledger, rollups or balances), and last as a table
-// keyed by (time, request id) instead, with the account index only. It reports process
-// CPU per row (every thread; the driver runs in-process), which bounds
-// from below what InsertUsage can reach without changing what a record is.
+// keyed by (time, request id) instead, with the account index only. It
+// reports process CPU per row (every thread; the driver runs in-process),
+// which bounds from below what InsertUsage can reach without changing what
+// a record is.
 //
 //	go test -run '^$' -bench InsertFloor -benchtime 2000x ./internal/store/sqlite/
 func BenchmarkInsertFloor(b *testing.B) {
