@@ -96,12 +96,18 @@ func digits(s string) bool {
 
 // String formats m with exactly six decimals, e.g. "0.000250" or "-12.500000".
 func (m Micros) String() string {
+	var buf [24]byte // "-9223372036854.775808" is 21 bytes
+	b := buf[:0]
 	u := uint64(m)
-	sign := ""
 	if m < 0 {
-		sign, u = "-", uint64(-m)
+		b, u = append(b, '-'), uint64(-m) // -MinInt64 wraps to itself, whose uint64 is right
 	}
-	return fmt.Sprintf("%s%d.%06d", sign, u/uint64(Unit), u%uint64(Unit))
+	b = strconv.AppendUint(b, u/uint64(Unit), 10)
+	frac := [7]byte{'.'}
+	for i, f := 6, u%uint64(Unit); i > 0; i, f = i-1, f/10 {
+		frac[i] = byte('0' + f%10)
+	}
+	return string(append(b, frac[:]...))
 }
 
 // FormatRatio formats parts per million as a short decimal ("0.8", "1").

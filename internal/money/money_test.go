@@ -1,6 +1,7 @@
 package money
 
 import (
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -46,6 +47,27 @@ func TestStringRoundTrips(t *testing.T) {
 	}
 	if s := FormatRatio(800_000); s != "0.8" {
 		t.Errorf("FormatRatio = %q", s)
+	}
+}
+
+func TestStringDigits(t *testing.T) {
+	for _, tc := range []struct {
+		m    Micros
+		want string
+	}{
+		{0, "0.000000"},
+		{1, "0.000001"},
+		{-1, "-0.000001"},
+		{999_999, "0.999999"},
+		{Unit, "1.000000"},
+		{-Unit - 5, "-1.000005"},
+		{123_456_789_012, "123456.789012"},
+		{math.MaxInt64, "9223372036854.775807"},
+		{math.MinInt64, "-9223372036854.775808"},
+	} {
+		if got := tc.m.String(); got != tc.want {
+			t.Errorf("Micros(%d).String() = %q, want %q", int64(tc.m), got, tc.want)
+		}
 	}
 }
 
