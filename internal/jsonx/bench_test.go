@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -34,4 +35,44 @@ func BenchmarkFieldUsage(b *testing.B) {
 			b.Fatal("no usage")
 		}
 	}
+}
+
+// benchStream is 21 chunks of one stream: a role chunk, content chunks
+// that differ in their delta content, and the finish chunk.
+func benchStream() [][]byte {
+	words := strings.Fields(`Hello! I can help with that. Your order 4471-2290-18 left our warehouse yesterday and should arrive by Friday, "tracked" as usual.`)
+	chunks := [][]byte{bytes.Replace(contentChunk(""), []byte(`"delta":{"content":""}`), []byte(`"delta":{"role":"assistant","content":""}`), 1)}
+	for _, w := range words[:19] {
+		chunks = append(chunks, contentChunk(strings.ReplaceAll(" "+w, `"`, `\"`)))
+	}
+	return append(chunks, bytes.Replace(contentChunk(""), []byte(`"finish_reason":null`), []byte(`"finish_reason":"stop"`), 1))
+}
+
+// BenchmarkStreamChunks checks a stream's chunks as openaicompat does, one
+// ChunkChecker per stream, against CheckObjectProbe on each chunk alone.
+func BenchmarkStreamChunks(b *testing.B) {
+	chunks := benchStream()
+	keys := []string{"model", "usage", "error", "choices"}
+	spans := make([]Span, len(keys))
+	b.Run("CheckObjectProbe", func(b *testing.B) {
+		for b.Loop() {
+			for _, c := range chunks {
+				if _, _, err := CheckObjectProbe(c, 256, keys, spans, 3, "finish_reason"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
+	})
+	b.Run("ChunkChecker", func(b *testing.B) {
+		for b.Loop() {
+			var cc ChunkChecker
+			for _, c := range chunks {
+				if _, _, err := cc.Check(c, 256, keys, spans, 3, "finish_reason"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
+	})
 }

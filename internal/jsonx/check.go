@@ -70,6 +70,11 @@ type checker struct {
 	probeKey string
 	inProbe  bool
 	probeHit bool
+
+	// For ChunkChecker: where each string value starts and ends (quotes
+	// included), when noteStrings is set.
+	noteStrings bool
+	strs        []strSpan
 }
 
 func (s *checker) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
@@ -95,7 +100,11 @@ func (s *checker) value() error {
 	case c == '[':
 		return s.array()
 	case c == '"':
+		start := s.i
 		_, err := s.str()
+		if s.noteStrings && err == nil {
+			s.strs = append(s.strs, strSpan{start, s.i})
+		}
 		return err
 	case c == '-' || (c >= '0' && c <= '9'):
 		return s.number()

@@ -36,14 +36,21 @@ func CheckObject(b []byte, maxDepth int, keys []string, spans []Span) (int, erro
 // member named probe whose value is a string: a stream chunk's
 // choices[].finish_reason. in < 0 probes nothing.
 func CheckObjectProbe(b []byte, maxDepth int, keys []string, spans []Span, in int, probe string) (closeAt int, hit bool, err error) {
+	s := checkers.Get().(*checker)
+	defer func() { s.b, s.want, s.spans = nil, nil, nil; checkers.Put(s) }()
+	return s.objectProbe(b, maxDepth, keys, spans, in, probe, false)
+}
+
+// objectProbe is CheckObjectProbe on s; with strings set it also notes in
+// s.strs where every string value (not key) starts and ends.
+func (s *checker) objectProbe(b []byte, maxDepth int, keys []string, spans []Span, in int, probe string, strings bool) (closeAt int, hit bool, err error) {
 	clear(spans)
 	if in >= len(keys) {
 		in = -1
 	}
-	s := checkers.Get().(*checker)
-	defer func() { s.b, s.want, s.spans = nil, nil, nil; checkers.Put(s) }()
 	*s = checker{b: b, max: maxDepth, keys: keyStack{keys: s.keys.keys[:0], sets: s.keys.sets[:0]},
-		topDupsOnly: true, want: keys, spans: spans, closeAt: -1, probeIn: in, probeKey: probe}
+		topDupsOnly: true, want: keys, spans: spans, closeAt: -1, probeIn: in, probeKey: probe,
+		noteStrings: strings, strs: s.strs[:0]}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
 		return -1, false, s.fail("expected a JSON object")

@@ -307,6 +307,13 @@ func TestStreamTransform(t *testing.T) {
 			`{"model":"pub","choices":[{"delta":{"content":"a"}}]}` + "\nERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream ended before it finished"},
 		{"not JSON", "data: {\"model\":\"up\",\n\n", "ERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream chunk: expected a string object key at byte offset 14"},
 		{"array chunk", "data: [1]\n\n", "ERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream chunk: expected a JSON object at byte offset 0"},
+		{"content chunks, one checked by its content alone", "data: {\"model\":\"up\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n" +
+			"data: {\"model\":\"up\",\"choices\":[{\"delta\":{\"content\":\"b\\\"c\"}}]}\n\ndata: {\"model\":\"up\",\"choices\":[{\"finish_reason\":\"stop\"}]}\n\n",
+			`{"model":"pub","choices":[{"delta":{"content":"a"}}]}` + "\n" + `{"model":"pub","choices":[{"delta":{"content":"b\"c"}}]}` + "\n" +
+				`{"model":"pub","choices":[{"finish_reason":"stop"}]}` + "\n"},
+		{"bad content after good chunks", "data: {\"model\":\"up\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n" +
+			"data: {\"model\":\"up\",\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}\n\n",
+			`{"model":"pub","choices":[{"delta":{"content":"a"}}]}` + "\nERR 502 bad_upstream_response: The upstream provider sent a malformed response.: provider fuzz: stream chunk: invalid UTF-8 in string at byte offset 46"},
 		{"error event", "data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n",
 			"ERR 502 upstream_error: The upstream provider failed to answer; retry later.: provider fuzz: HTTP 502:  boom"},
 	}

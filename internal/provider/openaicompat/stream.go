@@ -50,6 +50,7 @@ type stream struct {
 	includeUsage bool
 
 	chunk    []byte
+	check    jsonx.ChunkChecker // most chunks differ from the last only in their content
 	spans    [4]jsonx.Span
 	usage    provider.Usage
 	hasUsage bool
@@ -73,14 +74,16 @@ const (
 )
 
 // Next reads the next upstream event. Each chunk is validated, its members
-// located and a choice's finish_reason noticed in one pass, then copied
-// once with model set to the public id (and, when the client did not ask
-// for usage, the usage member removed).
+// located and a choice's finish_reason noticed in one pass (a chunk that
+// differs from the last only inside one string value, most often its
+// content, by that string alone; see jsonx.ChunkChecker), then copied once
+// with model set to the public id (and, when the client did not ask for
+// usage, the usage member removed).
 func (s *stream) Next() bool {
 	if s.err != nil || s.Closed() {
 		return false
 	}
-	sp := s.spans[:] // a field: CheckObject keeps it in a pooled checker, so a local would escape
+	sp := s.spans[:] // a field: the checker keeps it, so a local would escape
 	for {
 		ev, err := s.R.Next()
 		if err != nil {
@@ -99,7 +102,7 @@ func (s *stream) Next() bool {
 		if s.finished {
 			probe = -1
 		}
-		closeAt, finish, err := jsonx.CheckObjectProbe(data, 256, chunkKeys, sp, probe, "finish_reason")
+		closeAt, finish, err := s.check.Check(data, 256, chunkKeys, sp, probe, "finish_reason")
 		if err != nil {
 			s.err = provider.BadResponse(s.name, fmt.Errorf("stream chunk: %w", err))
 			return false
