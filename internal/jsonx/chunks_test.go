@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,23 +45,11 @@ func checkLikeCheckObjectProbe(t *testing.T, chunks [][]byte, in int) int {
 		if gotErr != nil {
 			continue
 		}
-		if gotClose != wantClose || gotHit != wantHit || !slicesEqual(got, want) {
+		if gotClose != wantClose || gotHit != wantHit || !slices.Equal(got, want) {
 			t.Fatalf("chunk %d %q: closeAt %d hit %v spans %v; CheckObjectProbe: %d %v %v", n, b, gotClose, gotHit, got, wantClose, wantHit, want)
 		}
 	}
 	return short
-}
-
-func slicesEqual(a, b []Span) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestChunkChecker(t *testing.T) {
