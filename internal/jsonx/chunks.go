@@ -34,7 +34,10 @@ type ChunkChecker struct {
 // (just past its closing quote).
 type strSpan struct{ start, end int }
 
-// Check is CheckObjectProbe(b, maxDepth, keys, spans, in, probe).
+// Check is CheckObjectProbe(b, maxDepth, keys, spans, in, probe). The last
+// chunk's answers are reused only for the same arguments; keys is compared
+// by identity, so it must not be changed in place between calls (a
+// package-level list, as openaicompat passes, never is).
 func (c *ChunkChecker) Check(b []byte, maxDepth int, keys []string, spans []Span, in int, probe string) (closeAt int, hit bool, err error) {
 	if c.same(maxDepth, keys, in, probe) && len(spans) == len(c.spans) {
 		if closeAt, ok := c.checkChanged(b, spans); ok {
