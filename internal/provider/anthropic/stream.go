@@ -207,7 +207,7 @@ func (s *stream) end() bool {
 			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.apply(toUsage(s.usage)))}
 		return s.emit(ch)
 	}
-	s.Close()
+	s.Finish()
 	return false
 }
 

@@ -196,7 +196,7 @@ func (s *stream) end(err error) bool {
 		return false
 	}
 	wantUsage := s.includeUsage && s.hasUsage
-	s.Close()
+	s.Finish()
 	if !wantUsage {
 		return false
 	}

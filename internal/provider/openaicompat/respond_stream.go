@@ -51,7 +51,7 @@ func (s *eventStream) Next() bool {
 		}
 		data := ev.Data
 		if bytes.Equal(data, []byte("[DONE]")) {
-			s.Close()
+			s.Finish()
 			return false
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
@@ -113,7 +113,7 @@ func parseStreamError(data []byte) provider.VendorError {
 func (s *eventStream) fail(err error) {
 	switch {
 	case errors.Is(err, io.EOF) && s.terminal:
-		s.Close()
+		s.Finish()
 	case errors.Is(err, io.EOF):
 		s.err = provider.BadResponse(s.name, errors.New("stream ended before the response was complete"))
 	case errors.Is(err, sse.ErrEventTooLarge):

@@ -92,7 +92,7 @@ func (s *stream) Next() bool {
 		}
 		data := ev.Data
 		if bytes.Equal(data, []byte("[DONE]")) {
-			s.Close()
+			s.Finish()
 			return false
 		}
 		if blank(data) {
@@ -179,7 +179,7 @@ func isEmptyArray(raw []byte) bool {
 func (s *stream) fail(err error) {
 	if errors.Is(err, io.EOF) {
 		if s.finished {
-			s.Close()
+			s.Finish()
 			return
 		}
 		s.err = provider.BadResponse(s.name, errors.New("stream ended before it finished"))
