@@ -115,6 +115,15 @@ func (w *Writer) Done() error {
 	return w.queue(append(w.buf(), "data: [DONE]\n\n"...))
 }
 
+// End hands the events queued so far to the response without flushing
+// it, for the last events of a stream: the server sends them together with
+// the end of the response (the final chunk and any trailers) in one write
+// when the handler returns. A client that stops reading at the last event
+// (openai-go closes the body at [DONE]) then finds the body complete and
+// keeps its connection, where after a flush the end would come in a later
+// write that it does not wait for, and its connection would be dropped.
+func (w *Writer) End() error { return w.write() }
+
 // Flush sends the events queued so far to the client.
 func (w *Writer) Flush() error {
 	if err := w.write(); err != nil {

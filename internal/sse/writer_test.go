@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -123,5 +125,67 @@ func TestWriterAllocs(t *testing.T) {
 	})
 	if allocs > 1 { // the recorder's string copy of the write
 		t.Fatalf("%v allocations per flush", allocs)
+	}
+}
+
+// End writes what is queued without flushing, so that the server sends
+// the last events with the response's end.
+func TestWriterEnd(t *testing.T) {
+	c := &writeCounter{h: http.Header{}}
+	w := NewWriter(c)
+	_ = w.Data([]byte(`{"a":1}`))
+	_ = w.Done()
+	if err := w.End(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "data: {\"a\":1}\n\ndata: [DONE]\n\n"; len(c.writes) != 1 || c.writes[0] != want || c.flushes != 0 {
+		t.Fatalf("writes %q, %d flushes; want one write and no flush", c.writes, c.flushes)
+	}
+	if err := w.End(); err != nil || len(c.writes) != 1 {
+		t.Fatalf("an empty End wrote: %q, %v", c.writes, err)
+	}
+}
+
+// Through a real server, the last event and the end of the chunked body
+// reach the client together: a client that reads up to [DONE] finds the
+// body complete, and its connection is reused.
+func TestWriterEndKeepsClientConnection(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sw := NewWriter(w)
+		_ = sw.Data([]byte(`{"a":1}`))
+		_ = sw.Flush()
+		_ = sw.Done()
+		_ = sw.End()
+		time.Sleep(5 * time.Millisecond) // what the handler does after its last event
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	for i := 0; i < 3; i++ {
+		resp, err := srv.Client().Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewReader(resp.Body, 0)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(ev.Data) == "[DONE]" {
+				break
+			}
+		}
+		r.Release()
+		_ = resp.Body.Close() // at [DONE], as openai-go does
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for three streams, want 1", n)
 	}
 }

@@ -160,7 +160,7 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 			return // nobody to tell
 		}
 		_ = sw.Data(e.JSON())
-		_ = sw.Flush()
+		_ = sw.End()
 		return
 	}
 	out.cost = settle(&out.usage, delivered.tokens)
@@ -168,7 +168,7 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 		hdr.Set(costHeader, out.cost.String())
 	}
 	_ = sw.Done()
-	_ = sw.Flush()
+	_ = sw.End() // with the response's end; see sse.Writer.End
 }
 
 // record leaves the usage record of the request, whatever happened, once

@@ -232,7 +232,7 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 			c.release() // nothing billable reached the client
 		}
 		_ = sw.Event("error", errorEvent(e, seq+1))
-		_ = sw.Flush()
+		_ = sw.End()
 		return
 	}
 	u, ok := st.Usage()
@@ -245,7 +245,7 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	if c != nil {
 		w.Header().Set(costHeader, out.cost.String())
 	}
-	_ = sw.Flush()
+	_ = sw.End() // with the response's end; see sse.Writer.End
 }
 
 // noteEvent counts a delta's text and remembers the sequence number.

@@ -115,7 +115,7 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 			c.release() // nothing billable reached the client
 		}
 		_ = writeEvents(sw, ts.Fail(e))
-		_ = sw.Flush()
+		_ = sw.End()
 		return
 	}
 	out.usage, _ = st.Usage()
@@ -124,5 +124,5 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		w.Header().Set(costHeader, out.cost.String())
 	}
 	_ = writeEvents(sw, ts.Finish(out.usage, h.now().Unix()))
-	_ = sw.Flush()
+	_ = sw.End() // with the response's end; see sse.Writer.End
 }
