@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 
 	"github.com/modelgate/modelgate/internal/app"
@@ -28,6 +30,7 @@ func serveCmd(args []string, e env) int {
 		cfg.Listen = *listen
 	}
 	log := newLogger(cfg, e.stderr)
+	gc, limit := applyGC(cfg.GCPercent, cfg.MemoryLimit, e.getenv)
 	if *cpuprofile != "" {
 		stopProfile, err := startCPUProfile(*cpuprofile)
 		if err != nil {
@@ -56,13 +59,43 @@ func serveCmd(args []string, e env) int {
 		return 1
 	}
 	log.Info("modelgate listening", "addr", "http://"+ln.Addr().String()+"/v1", "version", version,
-		"database", cfg.Database, "providers", len(cfg.Providers))
+		"database", cfg.Database, "providers", len(cfg.Providers),
+		"gc_percent", gc, "memory_limit", limit)
 	if err := a.Run(ctx, ln); err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1
 	}
 	log.Info("stopped cleanly")
 	return 0
+}
+
+// applyGC sets the garbage collector from the config, except where the
+// environment already did (GOGC, GOMEMLIMIT: the Go runtime applied them
+// at start, and they win), and describes the result for the log.
+//
+// gc_percent (default 200) lets the heap grow to three times what is live
+// between collections instead of Go's two: the gateway's live heap is
+// small, and collecting half as often cut its CPU per streamed request by
+// about 6%. memory_limit (default 4 × max_body_memory) makes the collector
+// work harder as the heap nears it, so a flood of large bodies peaks lower
+// than it did at Go's defaults (docs/benchmark.md, docs/operations.md).
+func applyGC(gcPercent int, memoryLimit int64, getenv func(string) (string, bool)) (gc, limit string) {
+	if v, ok := getenv("GOGC"); ok && v != "" {
+		gc = "GOGC=" + v
+	} else {
+		debug.SetGCPercent(gcPercent)
+		gc = strconv.Itoa(gcPercent)
+	}
+	switch v, ok := getenv("GOMEMLIMIT"); {
+	case ok && v != "":
+		limit = "GOMEMLIMIT=" + v
+	case memoryLimit > 0:
+		debug.SetMemoryLimit(memoryLimit)
+		limit = strconv.FormatInt(memoryLimit>>20, 10) + "MiB"
+	default:
+		limit = "none"
+	}
+	return gc, limit
 }
 
 // startCPUProfile profiles until the returned function is called.

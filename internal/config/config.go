@@ -32,6 +32,7 @@ const (
 	defaultReadTimeout     = Duration(30 * time.Second)
 	minMaxBodyMemory       = 128 << 20 // max_body_memory's default, unless 4 × max_request_bytes is more
 	defaultWriteTimeout    = Duration(60 * time.Second)
+	defaultGCPercent       = 200
 	defaultLogLevel        = "info"
 	defaultLogFormat       = "text"
 	defaultBatchSize       = 1024
@@ -52,6 +53,8 @@ type Config struct {
 	ReadTimeout     Duration         `yaml:"read_timeout"`
 	MaxBodyMemory   int64            `yaml:"max_body_memory"`
 	WriteTimeout    Duration         `yaml:"write_timeout"` // longest block of one stream write to a client
+	GCPercent       int              `yaml:"gc_percent"`    // the Go garbage collector's GOGC, unless GOGC is set
+	MemoryLimit     int64            `yaml:"memory_limit"`  // the Go runtime's soft memory limit, unless GOMEMLIMIT is set; 0: none
 	Log             Log              `yaml:"log"`
 	Usage           Usage            `yaml:"usage"`
 	Providers       []Provider       `yaml:"providers"`
@@ -304,6 +307,12 @@ func (c *Config) ApplyDefaults() {
 		c.MaxBodyMemory = max(minMaxBodyMemory, 4*c.MaxRequestBytes)
 	}
 	defaultDuration(&c.WriteTimeout, defaultWriteTimeout, c.given("write_timeout"))
+	if c.GCPercent == 0 && !c.given("gc_percent") {
+		c.GCPercent = defaultGCPercent
+	}
+	if c.MemoryLimit == 0 && !c.given("memory_limit") {
+		c.MemoryLimit = 4 * c.MaxBodyMemory
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = defaultLogLevel
 	}

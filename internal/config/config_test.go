@@ -18,8 +18,8 @@ func TestDefaultValidates(t *testing.T) {
 	if c.Listen != "127.0.0.1:8080" || c.Database != "sqlite:./modelgate-data/modelgate.db" || c.Path != "" {
 		t.Errorf("Default() = %+v", c)
 	}
-	if c.MaxRequestBytes != 20<<20 || c.ShutdownTimeout != Duration(30*time.Second) || c.AuthCacheTTL != Duration(time.Second) {
-		t.Errorf("Default() limits = %d %v %v", c.MaxRequestBytes, c.ShutdownTimeout, c.AuthCacheTTL)
+	if c.MaxRequestBytes != 20<<20 || c.ShutdownTimeout != Duration(30*time.Second) || c.AuthCacheTTL != Duration(time.Second) || c.GCPercent != 200 || c.MemoryLimit != 512<<20 {
+		t.Errorf("Default() limits = %d %v %v, gc_percent %d, memory_limit %d", c.MaxRequestBytes, c.ShutdownTimeout, c.AuthCacheTTL, c.GCPercent, c.MemoryLimit)
 	}
 	if c.Log.Level != "info" || c.Log.Format != "text" || !c.Log.RequestsEnabled() {
 		t.Errorf("Default().Log = %+v", c.Log)

@@ -178,6 +178,8 @@ func TestLoadProblems(t *testing.T) {
 		{file: "database_postgres.yaml", want: []want{{1, false, "postgres is not supported yet; use sqlite:PATH"}}},
 		{file: "database_bad.yaml", want: []want{{1, false, `unsupported database type "mysql"`}}},
 		{file: "max_request_bytes_small.yaml", want: []want{{1, false, "max_request_bytes must be at least 1024, got 100"}}},
+		{file: "gc_percent_small.yaml", want: []want{{1, false, "gc_percent must be at least 10, got 5: below that the collector runs almost without pause"}}},
+		{file: "memory_limit_small.yaml", want: []want{{2, false, "memory_limit must be 0 (none) or at least max_body_memory (134217728), got 1048576"}}},
 		{file: "duration_zero.yaml", want: []want{{1, false, "shutdown_timeout must be a positive duration"}}},
 		{file: "duration_negative.yaml", want: []want{{1, false, "auth_cache_ttl must be a positive duration (like 30s), got -5s"}}},
 		{file: "log_level_bad.yaml", want: []want{

@@ -85,6 +85,13 @@ func (v *validator) server() {
 			c.MaxRequestBytes, c.MaxBodyMemory)
 	}
 	v.positive(c.line("write_timeout", 0), "write_timeout", c.WriteTimeout)
+	if c.GCPercent < 10 {
+		v.errorf(c.line("gc_percent", 0), "gc_percent must be at least 10, got %d: below that the collector runs almost without pause", c.GCPercent)
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < c.MaxBodyMemory {
+		v.errorf(c.line("memory_limit", 0), "memory_limit must be 0 (none) or at least max_body_memory (%d), got %d: the collector would run without pause once the bodies it admits were in memory",
+			c.MaxBodyMemory, c.MemoryLimit)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

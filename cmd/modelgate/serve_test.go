@@ -1,0 +1,42 @@
+package main
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+// The config's gc_percent and memory_limit are applied unless GOGC or
+// GOMEMLIMIT is set, which the Go runtime has applied already and which
+// win; a memory_limit of 0 sets none.
+func TestApplyGC(t *testing.T) {
+	origGC, origLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetGCPercent(origGC); debug.SetMemoryLimit(origLimit) })
+	cases := []struct {
+		name          string
+		env           map[string]string
+		limit         int64
+		percent       int   // the runtime's settings afterwards
+		runtimeLimit  int64 //
+		logGC, logLim string
+	}{
+		{"config", nil, 512 << 20, 200, 512 << 20, "200", "512MiB"},
+		{"no limit", nil, 0, 200, math.MaxInt64, "200", "none"},
+		{"GOGC set", map[string]string{"GOGC": "150"}, 512 << 20, 100, 512 << 20, "GOGC=150", "512MiB"},
+		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "1GiB"}, 512 << 20, 200, math.MaxInt64, "200", "GOMEMLIMIT=1GiB"},
+		{"empty variables", map[string]string{"GOGC": "", "GOMEMLIMIT": ""}, 512 << 20, 200, 512 << 20, "200", "512MiB"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(math.MaxInt64)
+			getenv := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			gc, lim := applyGC(200, tc.limit, getenv)
+			percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+			if gc != tc.logGC || lim != tc.logLim || percent != tc.percent || limit != tc.runtimeLimit {
+				t.Errorf("applyGC = %q, %q; runtime at %d, %d; want %q, %q; %d, %d",
+					gc, lim, percent, limit, tc.logGC, tc.logLim, tc.percent, tc.runtimeLimit)
+			}
+		})
+	}
+}
