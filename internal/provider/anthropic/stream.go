@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/provider"
@@ -27,7 +26,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		k.Release()
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if !provider.IsEventStream(resp.Header.Get("Content-Type")) {
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))

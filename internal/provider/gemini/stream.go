@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"sort"
 
 	"github.com/modelgate/modelgate/internal/provider"
@@ -21,7 +20,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 	if err != nil {
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if !provider.IsEventStream(resp.Header.Get("Content-Type")) {
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))

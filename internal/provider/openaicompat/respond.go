@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,7 +151,7 @@ func (c *Client) RespondStream(ctx context.Context, req *provider.ResponsesReque
 		k.Release()
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if !provider.IsEventStream(resp.Header.Get("Content-Type")) {
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))

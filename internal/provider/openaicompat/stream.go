@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/jsonx"
@@ -23,7 +22,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		k.Release()
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if !provider.IsEventStream(resp.Header.Get("Content-Type")) {
 		// Some vendors answer a stream request with one JSON error body.
 		defer k.Release()
 		defer resp.Body.Close()
