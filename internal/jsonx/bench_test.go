@@ -72,6 +72,7 @@ func BenchmarkStreamChunks(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cc.Release()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
 	})

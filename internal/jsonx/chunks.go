@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -15,11 +16,13 @@ import (
 // JSON with another valid string leaves it valid, with the same keys, the
 // same nesting and the same members (their spans move by the difference
 // in length). Any other chunk gets the whole check. The answers are those
-// of CheckObjectProbe; the zero value is ready to use, one per stream.
+// of CheckObjectProbe; the zero value is ready to use, one per stream, and
+// Release hands its buffers to the next stream's.
 type ChunkChecker struct {
 	s    checker
-	prev []byte    // the last chunk that passed, copied
-	strs []strSpan // its string values
+	bufs *chunkBufs // where s's and the fields' buffers came from (Release)
+	prev []byte     // the last chunk that passed, copied
+	strs []strSpan  // its string values
 	// its answers, and the arguments they answer
 	spans    []Span
 	closeAt  int
@@ -44,8 +47,11 @@ func (c *ChunkChecker) Check(b []byte, maxDepth int, keys []string, spans []Span
 			return closeAt, c.hit, nil
 		}
 	}
-	if c.s.strs == nil { // sized once per stream: a chunk has a dozen keys and strings
-		c.s.strs, c.s.keys.keys, c.s.keys.sets = make([]strSpan, 0, 16), make([][]byte, 0, 16), make([]map[string]struct{}, 0, 4)
+	if c.bufs == nil { // a stream's first chunk: buffers from an earlier stream
+		c.bufs = chunkPool.Get().(*chunkBufs)
+		bf := c.bufs
+		c.s.strs, c.s.keys.keys, c.s.keys.sets = bf.checkStrs, bf.keys, bf.sets
+		c.prev, c.strs, c.spans = bf.prev, bf.strs, bf.spans
 	}
 	closeAt, hit, err = c.s.objectProbe(b, maxDepth, keys, spans, in, probe, true)
 	c.s.b, c.s.want, c.s.spans = nil, nil, nil
@@ -53,15 +59,53 @@ func (c *ChunkChecker) Check(b []byte, maxDepth int, keys []string, spans []Span
 		c.prev = c.prev[:0]
 		return closeAt, hit, err
 	}
-	if c.prev == nil { // sized once per stream, for chunks of a few hundred bytes
-		c.prev, c.strs, c.spans = make([]byte, 0, max(512, len(b))), make([]strSpan, 0, 16), make([]Span, 0, len(spans))
-	}
 	c.prev = append(c.prev[:0], b...)
 	c.strs = append(c.strs[:0], c.s.strs...)
 	c.spans = append(c.spans[:0], spans...)
 	c.closeAt, c.hit = closeAt, hit
 	c.maxDepth, c.keys, c.in, c.probe = maxDepth, keys, in, probe
 	return closeAt, hit, nil
+}
+
+// chunkBufs are a ChunkChecker's buffers between streams: a gateway starts
+// thousands of streams a second, and six fresh slices for each are GC work.
+type chunkBufs struct {
+	prev      []byte
+	strs      []strSpan
+	spans     []Span
+	checkStrs []strSpan
+	keys      [][]byte
+	sets      []map[string]struct{}
+}
+
+var chunkPool = sync.Pool{New: func() any {
+	return &chunkBufs{prev: make([]byte, 0, 512), strs: make([]strSpan, 0, 16), spans: make([]Span, 0, 8),
+		checkStrs: make([]strSpan, 0, 16), keys: make([][]byte, 0, 16), sets: make([]map[string]struct{}, 0, 4)}
+}}
+
+// maxPooledChunk bounds the chunk copy kept for another stream, so one
+// huge chunk does not stay in memory for good.
+const maxPooledChunk = 64 << 10
+
+// Release gives the checker's buffers to a later stream's checker and
+// resets it to its zero value; it must not be called while a Check runs,
+// and the checker may be used again afterwards (it takes new buffers).
+func (c *ChunkChecker) Release() {
+	bf := c.bufs
+	if bf == nil {
+		*c = ChunkChecker{}
+		return
+	}
+	keys, sets := c.s.keys.keys, c.s.keys.sets
+	clear(keys[:cap(keys)]) // slices of the last chunk: do not keep it alive
+	clear(sets[:cap(sets)])
+	*bf = chunkBufs{prev: c.prev[:0], strs: c.strs[:0], spans: c.spans[:0],
+		checkStrs: c.s.strs[:0], keys: keys[:0], sets: sets[:0]}
+	if cap(bf.prev) > maxPooledChunk {
+		bf.prev = make([]byte, 0, 512)
+	}
+	*c = ChunkChecker{}
+	chunkPool.Put(bf)
 }
 
 // same reports whether the previous chunk was checked with these arguments.

@@ -195,6 +195,13 @@ func (s *stream) fail(err error) {
 	s.err = err
 }
 
+// Close releases the upstream connection (see provider.SSEBody.Close)
+// and hands the chunk checker's buffers to the next stream.
+func (s *stream) Close() error {
+	s.check.Release()
+	return s.SSEBody.Close()
+}
+
 func (s *stream) Chunk() []byte                 { return s.chunk }
 func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
 func (s *stream) Err() error                    { return s.err }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsonx
+
+const raceEnabled = false
