@@ -10,8 +10,8 @@ import (
 )
 
 // A stream that ended at message_stop gives its connection back to the
-// pool though the body's end comes later (see provider.SSEBody.End); one
-// abandoned after its first chunk is closed, so the next request dials.
+// pool though the body's end comes later (see provider.SSEBody.Finish);
+// one abandoned after its first chunk is closed, so the next request dials.
 func TestFinishedStreamKeepsConnection(t *testing.T) {
 	cases := []struct {
 		name         string
@@ -31,21 +31,12 @@ func TestFinishedStreamKeepsConnection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; i < 2; i++ {
-				s, err := c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "p", UpstreamModel: "claude-sonnet-4-5",
+			n := up.TwoStreams(t, tc.whole, func() (providertest.Stream, error) {
+				return c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "p", UpstreamModel: "claude-sonnet-4-5",
 					Stream: true, IncludeUsage: tc.includeUsage, Body: []byte(`{"model":"p","messages":[{"role":"user","content":"hi"}]}`)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for s.Next() && tc.whole {
-				}
-				if err := s.Err(); err != nil {
-					t.Fatalf("request %d: %v", i+1, err)
-				}
-				_ = s.Close()
-			}
-			if got := up.Conns(); got != tc.conns {
-				t.Errorf("%d connections for two requests, want %d", got, tc.conns)
+			})
+			if n != tc.conns {
+				t.Errorf("%d connections for two requests, want %d", n, tc.conns)
 			}
 		})
 	}

@@ -13,7 +13,7 @@ import (
 // connection is reused however late that end comes; one abandoned after
 // its first chunk is closed, so the next request dials.
 func TestFinishedStreamKeepsConnection(t *testing.T) {
-	cases := []struct {
+	for _, tc := range []struct {
 		name         string
 		includeUsage bool
 		whole        bool
@@ -22,26 +22,16 @@ func TestFinishedStreamKeepsConnection(t *testing.T) {
 		{"stream", false, true, 1},
 		{"stream with usage", true, true, 1},
 		{"stream abandoned", false, false, 2},
-	}
-	for _, tc := range cases {
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := providertest.NewLateEnd(t, providertest.NewGemini(t), 20*time.Millisecond)
 			c := testClient(t, up.URL)
-			for i := 0; i < 2; i++ {
-				s, err := c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "pub", UpstreamModel: "gemini-2.5-flash",
+			n := up.TwoStreams(t, tc.whole, func() (providertest.Stream, error) {
+				return c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "pub", UpstreamModel: "gemini-2.5-flash",
 					Stream: true, IncludeUsage: tc.includeUsage, Body: []byte(hello)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for s.Next() && tc.whole {
-				}
-				if err := s.Err(); err != nil {
-					t.Fatalf("request %d: %v", i+1, err)
-				}
-				_ = s.Close()
-			}
-			if got := up.Conns(); got != tc.conns {
-				t.Errorf("%d connections for two requests, want %d", got, tc.conns)
+			})
+			if n != tc.conns {
+				t.Errorf("%d connections for two requests, want %d", n, tc.conns)
 			}
 		})
 	}

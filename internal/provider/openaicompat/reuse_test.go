@@ -15,42 +15,30 @@ import (
 // consumer abandons (a client that left) is closed, and the next request
 // dials; that case shows the count can tell the two apart.
 func TestFinishedStreamKeepsConnection(t *testing.T) {
-	chat := func(includeUsage bool) func(c *Client, whole bool) error {
-		return func(c *Client, whole bool) error {
-			body := `{"model":"mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-			s, err := c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "mini",
-				UpstreamModel: "gpt-4o-mini-2024-07-18", Body: []byte(body), Stream: true, IncludeUsage: includeUsage})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			for s.Next() && whole {
-			}
-			return s.Err()
+	chat := func(c *Client, includeUsage bool) func() (providertest.Stream, error) {
+		return func() (providertest.Stream, error) {
+			return c.ChatStream(context.Background(), &provider.ChatRequest{PublicModel: "mini", UpstreamModel: "gpt-4o-mini-2024-07-18",
+				Body: []byte(`{"model":"mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`), Stream: true, IncludeUsage: includeUsage})
 		}
 	}
-	respond := func(c *Client, whole bool) error {
-		s, err := c.RespondStream(context.Background(), &provider.ResponsesRequest{PublicModel: "mini",
-			UpstreamModel: "gpt-4o-mini-2024-07-18", Body: []byte(`{"model":"mini","input":"hi","stream":true}`), Stream: true})
-		if err != nil {
-			return err
+	respond := func(c *Client, _ bool) func() (providertest.Stream, error) {
+		return func() (providertest.Stream, error) {
+			return c.RespondStream(context.Background(), &provider.ResponsesRequest{PublicModel: "mini",
+				UpstreamModel: "gpt-4o-mini-2024-07-18", Body: []byte(`{"model":"mini","input":"hi","stream":true}`), Stream: true})
 		}
-		defer s.Close()
-		for s.Next() && whole {
-		}
-		return s.Err()
 	}
 	cases := []struct {
-		name  string
-		run   func(c *Client, whole bool) error
-		whole bool // read to the end, or stop after the first event
-		conns int  // connections for two requests
+		name         string
+		open         func(c *Client, includeUsage bool) func() (providertest.Stream, error)
+		includeUsage bool
+		whole        bool // read to the end, or stop after the first event
+		conns        int  // connections for two requests
 	}{
-		{"chat stream", chat(false), true, 1},
-		{"chat stream with usage", chat(true), true, 1},
-		{"responses stream", respond, true, 1},
-		{"chat stream abandoned", chat(false), false, 2},
-		{"responses stream abandoned", respond, false, 2},
+		{"chat stream", chat, false, true, 1},
+		{"chat stream with usage", chat, true, true, 1},
+		{"responses stream", respond, false, true, 1},
+		{"chat stream abandoned", chat, false, false, 2},
+		{"responses stream abandoned", respond, false, false, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,13 +48,8 @@ func TestFinishedStreamKeepsConnection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; i < 2; i++ {
-				if err := tc.run(c, tc.whole); err != nil {
-					t.Fatalf("request %d: %v", i+1, err)
-				}
-			}
-			if got := up.Conns(); got != tc.conns {
-				t.Errorf("%d connections for two requests, want %d", got, tc.conns)
+			if n := up.TwoStreams(t, tc.whole, tc.open(c, tc.includeUsage)); n != tc.conns {
+				t.Errorf("%d connections for two requests, want %d", n, tc.conns)
 			}
 		})
 	}

@@ -42,3 +42,31 @@ func NewLateEnd(t testing.TB, h http.Handler, delay time.Duration) *LateEnd {
 
 // Conns is the number of connections the server has accepted.
 func (l *LateEnd) Conns() int { return int(l.conns.Load()) }
+
+// Stream is what TwoStreams reads: a chat or Responses stream.
+type Stream interface {
+	Next() bool
+	Err() error
+	Close() error
+}
+
+// TwoStreams opens two streams one after the other, reading each to its
+// end (whole) or only to its first event, and returns how many
+// connections the server accepted for both: 1 when the first stream's
+// connection was reused, 2 when it was given up.
+func (l *LateEnd) TwoStreams(t testing.TB, whole bool, open func() (Stream, error)) int {
+	t.Helper()
+	for i := 0; i < 2; i++ {
+		s, err := open()
+		if err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+		for s.Next() && whole {
+		}
+		if err := s.Err(); err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+		_ = s.Close()
+	}
+	return l.Conns()
+}
