@@ -91,7 +91,10 @@ func applyGC(gcPercent int, memoryLimit int64, getenv func(string) (string, bool
 		limit = "GOMEMLIMIT=" + v
 	case memoryLimit > 0:
 		debug.SetMemoryLimit(memoryLimit)
-		limit = strconv.FormatInt(memoryLimit>>20, 10) + "MiB"
+		limit = strconv.FormatInt(memoryLimit, 10) + "B"
+		if memoryLimit%(1<<20) == 0 {
+			limit = strconv.FormatInt(memoryLimit>>20, 10) + "MiB"
+		}
 	default:
 		limit = "none"
 	}

@@ -22,6 +22,7 @@ func TestApplyGC(t *testing.T) {
 	}{
 		{"config", nil, 512 << 20, 200, 512 << 20, "200", "512MiB"},
 		{"no limit", nil, 0, 200, math.MaxInt64, "200", "none"},
+		{"limit in bytes", nil, 1e9, 200, 1e9, "200", "1000000000B"},
 		{"GOGC set", map[string]string{"GOGC": "150"}, 512 << 20, 100, 512 << 20, "GOGC=150", "512MiB"},
 		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "1GiB"}, 512 << 20, 200, math.MaxInt64, "200", "GOMEMLIMIT=1GiB"},
 		{"empty variables", map[string]string{"GOGC": "", "GOMEMLIMIT": ""}, 512 << 20, 200, 512 << 20, "200", "512MiB"},
