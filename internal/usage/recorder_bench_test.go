@@ -108,7 +108,7 @@ func benchRecord(rng *rand.Rand) store.UsageRecord {
 // (journal on) while the flusher writes batches of BatchSize; the clock
 // stops once Close has stored everything.
 func BenchmarkRecorder(b *testing.B) {
-	for _, batch := range []int{64, 256, 1024} {
+	for _, batch := range []int{64, 128, 256, 1024} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			st := benchStore(b)
 			j, err := OpenJournal(filepath.Join(b.TempDir(), "journal"))
