@@ -73,7 +73,7 @@ func withStore(path string, e env, f func(ctx context.Context, cfg *config.Confi
 		return 1
 	}
 	ctx := context.Background()
-	st, err := app.OpenStore(ctx, cfg)
+	st, err := app.OpenStore(ctx, cfg, newLogger(cfg, e.stderr))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate: open database: %v\n", err)
 		return 1

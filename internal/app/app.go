@@ -59,15 +59,16 @@ type App struct {
 	poller   *video.Poller         // drives video tasks (video.go)
 }
 
-// OpenStore opens the configured database (CLI commands share it).
-func OpenStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+// OpenStore opens the configured database (CLI commands share it); log
+// hears of long work while it opens (a schema upgrade moving data).
+func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
 	kind, target, err := cfg.DatabaseKind()
 	if err != nil {
 		return nil, err
 	}
 	switch kind {
 	case "sqlite":
-		return sqlite.Open(ctx, target)
+		return sqlite.Open(ctx, target, sqlite.WithLogger(log))
 	default:
 		return nil, fmt.Errorf("database %q: %s is not supported yet", cfg.Database, kind)
 	}
@@ -94,7 +95,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	describe(deps, cat)
-	st, err := OpenStore(ctx, cfg)
+	st, err := OpenStore(ctx, cfg, o.Logger)
 	if err != nil {
 		return nil, err
 	}

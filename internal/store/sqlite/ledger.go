@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -224,18 +226,12 @@ func (p *chargePlan) apply(b *batchTx) error {
 	return nil
 }
 
-// ledgerSelect reads an account's ledger: the ledger table's entries and
-// the charges its usage records hold (0008_usage_charges.sql), in one id
-// space. Bind the account id twice.
-const ledgerSelect = `SELECT id, account_id, kind, amount, balance_after, COALESCE(ref, ''), note, created_at
-	FROM ledger WHERE account_id = ?
-	UNION ALL
-	SELECT charge_id, account_id, 'charge', -cost, balance_after, request_id, '', time
-	FROM usage_records WHERE account_id = ? AND charge_id IS NOT NULL`
-
-// ListLedger returns an account's entries, oldest first.
+// ListLedger returns an account's entries, oldest first: those of the
+// ledger table and the charges its usage records hold
+// (0008_usage_charges.sql), which share one id space.
 func (s *Store) ListLedger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
-	rows, err := s.db.QueryContext(ctx, ledgerSelect+` ORDER BY 1`, accountID, accountID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, account_id, kind, amount, balance_after,
+		COALESCE(ref, ''), note, created_at FROM ledger WHERE account_id = ? ORDER BY id`, accountID)
 	if err != nil {
 		return nil, wrap("list ledger", err)
 	}
@@ -256,7 +252,47 @@ func (s *Store) ListLedger(ctx context.Context, accountID string) ([]store.Ledge
 	if err := rows.Err(); err != nil {
 		return nil, wrap("list ledger", err)
 	}
+	charges, err := s.usageCharges(ctx, accountID)
+	if err != nil {
+		return nil, wrap("list ledger", err)
+	}
+	if len(charges) > 0 {
+		out = append(out, charges...)
+		slices.SortFunc(out, func(a, b store.LedgerEntry) int { return cmp.Compare(a.ID, b.ID) })
+	}
 	return out, nil
+}
+
+// usageCharges returns the charges that accountID's usage records hold, as
+// ledger entries.
+func (s *Store) usageCharges(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, data FROM usage_blocks WHERE account_id = ? AND charges > 0`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.LedgerEntry
+	for rows.Next() {
+		var (
+			id   int64
+			data sql.RawBytes
+			rec  blockRecord
+		)
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, err
+		}
+		br := newBlockReader(data, accountID)
+		for br.next(&rec) {
+			if rec.charge.id != 0 {
+				out = append(out, store.LedgerEntry{ID: rec.charge.id, AccountID: accountID, Kind: store.KindCharge,
+					Amount: -rec.Cost, BalanceAfter: rec.balanceAfter, Ref: rec.RequestID, Time: rec.Time})
+			}
+		}
+		if err := br.Err(); err != nil {
+			return nil, fmt.Errorf("block %d: %w", id, err)
+		}
+	}
+	return out, rows.Err()
 }
 
 // LedgerSum is the sum of an account's entries, those of the ledger table
@@ -265,7 +301,7 @@ func (s *Store) LedgerSum(ctx context.Context, accountID string) (money.Micros, 
 	var sum money.Micros
 	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = ?) -
-		(SELECT COALESCE(SUM(cost), 0) FROM usage_records WHERE account_id = ? AND charge_id IS NOT NULL)`,
+		(SELECT COALESCE(SUM(charged), 0) FROM usage_blocks WHERE account_id = ?)`,
 		accountID, accountID).Scan(&sum)
 	return sum, wrap("ledger sum", err)
 }

@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,13 +39,23 @@ type Store struct {
 	db        *sql.DB
 	keyByHash *sql.Stmt   // prepared once: KeyByHash is on the auth path
 	usage     *usageStmts // prepared once: InsertUsage's statements
+	log       *slog.Logger
 }
 
 var _ store.Store = (*Store)(nil)
 
+// Option configures Open.
+type Option func(*Store)
+
+// WithLogger sets where Open reports long work (moving usage records of an
+// older schema into blocks); by default it reports nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) { s.log = l }
+}
+
 // Open opens (creating it and its directory if needed) the database at path
 // and brings its schema up to date, so callers get a ready-to-use store.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path")
 	}
@@ -63,7 +74,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 
-	s := &Store{db: db}
+	s := &Store{db: db, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.init(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -91,6 +105,9 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("ping: %w", err)
 	}
 	if err := migrate(ctx, s.db); err != nil {
+		return err
+	}
+	if err := s.convertLegacyUsage(ctx); err != nil {
 		return err
 	}
 	stmt, err := s.db.PrepareContext(ctx, selectKey+` WHERE k.hash = ?`)

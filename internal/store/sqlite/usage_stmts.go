@@ -19,8 +19,8 @@ import (
 // insertUsage keeps its signature for callers without a Store (FinishTask);
 // those fall back to preparing the SQL text in their transaction.
 type usageStmts struct {
-	rows   map[int]*sql.Stmt // usage_records INSERT, by row count
-	stored map[int]*sql.Stmt // SELECT request_id FROM usage_records WHERE request_id IN (n ids)
+	ids    map[int]*sql.Stmt // INSERT INTO usage_ids, by row count
+	stored map[int]*sql.Stmt // SELECT request_id FROM usage_ids WHERE request_id IN (n ids)
 	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids)
 	// rollups holds the n-row upserts into usage_rollups and
 	// usage_rollups_daily, by table.
@@ -42,25 +42,28 @@ const (
 		(SELECT MAX(id) FROM ledger), 0)`
 	setLedgerSeqSQL = `UPDATE sqlite_sequence SET seq = ? WHERE name = 'ledger'`
 	chargedThruSQL  = `SELECT through FROM usage_charged_through`
+	blockInsertSQL  = `INSERT INTO usage_blocks
+		(account_id, first_time, last_time, records, charges, charged, data) VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
 // singleSQL lists every single-row statement prepared in usageStmts.single.
-var singleSQL = []string{keyUseSQL, balanceSQL, debitSQL, ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL}
+var singleSQL = []string{keyUseSQL, balanceSQL, debitSQL, ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL,
+	blockInsertSQL}
 
 // rollupTables are the rollup tables and their time columns.
 var rollupTables = [][2]string{{"usage_rollups", "hour"}, {"usage_rollups_daily", "day"}}
 
-// usageRowsSQL is the usage_records insert of n rows. It has no ON
-// CONFLICT: insertUsage drops stored ids first, in the same write
-// transaction, so a conflict is a bug and fails the batch rather than
-// losing a charge.
-func usageRowsSQL(n int) string {
-	return usageColumns + usageRow + strings.Repeat(","+usageRow, n-1)
+// idsSQL inserts n request ids into usage_ids. It has no ON CONFLICT:
+// insertUsage stores a batch optimistically and, when an id is stored
+// already, rolls back to its savepoint, drops the stored ids and stores the
+// rest (see insertUsage), so a conflict never loses or doubles a charge.
+func idsSQL(n int) string {
+	return `INSERT INTO usage_ids (request_id) VALUES (?)` + strings.Repeat(`, (?)`, n-1)
 }
 
-// storedSQL selects which of n request ids usage_records holds.
+// storedSQL selects which of n request ids usage_ids holds.
 func storedSQL(n int) string {
-	return `SELECT request_id FROM usage_records WHERE request_id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
+	return `SELECT request_id FROM usage_ids WHERE request_id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
 }
 
 // postedSQL selects which of n request ids have a charge in the ledger table.
@@ -70,7 +73,7 @@ func postedSQL(n int) string {
 
 // prepareUsage prepares s.usage; Close releases it.
 func (s *Store) prepareUsage(ctx context.Context) (err error) {
-	u := &usageStmts{rows: map[int]*sql.Stmt{}, stored: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{},
+	u := &usageStmts{ids: map[int]*sql.Stmt{}, stored: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{},
 		rollups: map[string]map[int]*sql.Stmt{}, single: map[string]*sql.Stmt{}}
 	s.usage = u
 	prep := func(q string) *sql.Stmt {
@@ -84,7 +87,7 @@ func (s *Store) prepareUsage(ctx context.Context) (err error) {
 		return st
 	}
 	for _, n := range chunkSizes {
-		u.rows[n], u.stored[n], u.posted[n] = prep(usageRowsSQL(n)), prep(storedSQL(n)), prep(postedSQL(n))
+		u.ids[n], u.stored[n], u.posted[n] = prep(idsSQL(n)), prep(storedSQL(n)), prep(postedSQL(n))
 	}
 	for _, t := range rollupTables {
 		u.rollups[t[0]] = map[int]*sql.Stmt{}
@@ -104,7 +107,7 @@ func (u *usageStmts) close() error {
 		return nil
 	}
 	var errs []error
-	maps := []map[int]*sql.Stmt{u.rows, u.stored, u.posted}
+	maps := []map[int]*sql.Stmt{u.ids, u.stored, u.posted}
 	for _, m := range u.rollups {
 		maps = append(maps, m)
 	}
