@@ -17,44 +17,103 @@ import (
 // rather than decoding by reflection. ok is false unless raw is an object
 // whose counts, where present, are integers: a vendor's usage the gateway
 // cannot read is treated as missing (and the gateway counts), never as 0.
+//
+// One pass over the members (and one over each details object); where a
+// member repeats, the first counts, as jsonx.Field would find it.
 func parseUsage(raw []byte) (u provider.Usage, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return provider.Usage{}, false
 	}
 	ok = true
-	count := func(obj []byte, key string) int64 {
-		v, found := jsonx.Field(obj, key)
-		if !found || jsonx.IsNull(v) {
-			return 0
+	var seen uint8
+	first := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
 		}
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil {
-			ok = false
-		}
-		return n
+		seen |= bit
+		return true
 	}
-	detail := func(key, inner string) int64 {
-		v, found := jsonx.Field(raw, key)
-		if !found || jsonx.IsNull(v) {
-			return 0
+	read := func(dst *int64, v []byte) {
+		if jsonx.IsNull(v) {
+			return
+		}
+		n, good := tokenCount(v)
+		*dst, ok = n, ok && good
+	}
+	detail := func(dst *int64, v []byte, inner string) {
+		if jsonx.IsNull(v) {
+			return
 		}
 		if len(v) == 0 || v[0] != '{' {
 			ok = false
-			return 0
+			return
 		}
-		return count(v, inner)
+		done := false
+		_ = jsonx.Each(v, func(key, val []byte) bool {
+			if string(key) == inner {
+				read(dst, val)
+				done = true
+			}
+			return !done
+		})
 	}
-	u = provider.Usage{PromptTokens: count(raw, "prompt_tokens"), CompletionTokens: count(raw, "completion_tokens"),
-		TotalTokens: count(raw, "total_tokens"), CachedTokens: detail("prompt_tokens_details", "cached_tokens"),
-		ReasoningTokens: detail("completion_tokens_details", "reasoning_tokens")}
-	if !ok {
+	err := jsonx.Each(raw, func(key, v []byte) bool {
+		switch string(key) {
+		case "prompt_tokens":
+			if first(1) {
+				read(&u.PromptTokens, v)
+			}
+		case "completion_tokens":
+			if first(2) {
+				read(&u.CompletionTokens, v)
+			}
+		case "total_tokens":
+			if first(4) {
+				read(&u.TotalTokens, v)
+			}
+		case "prompt_tokens_details":
+			if first(8) {
+				detail(&u.CachedTokens, v, "cached_tokens")
+			}
+		case "completion_tokens_details":
+			if first(16) {
+				detail(&u.ReasoningTokens, v, "reasoning_tokens")
+			}
+		}
+		return true
+	})
+	if err != nil || !ok {
 		return provider.Usage{}, false
 	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	return u, true
+}
+
+// tokenCount reads a JSON integer of at most 18 digits (any count a vendor
+// reports), without allocating; false for a fraction, an exponent, a
+// string or anything longer.
+func tokenCount(v []byte) (int64, bool) {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // parseVendorError reads the error bodies OpenAI-compatible vendors send:

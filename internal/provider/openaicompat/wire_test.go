@@ -22,6 +22,15 @@ func TestParseUsage(t *testing.T) {
 		{"string count", `{"prompt_tokens":"12","completion_tokens":1}`, provider.Usage{}, false},
 		{"details not an object", `{"prompt_tokens":1,"prompt_tokens_details":5}`, provider.Usage{}, false},
 		{"not an object", `[1,2]`, provider.Usage{}, false},
+		{"first of a repeated member counts", `{"prompt_tokens":7,"prompt_tokens":"x","completion_tokens_details":{"reasoning_tokens":2,"reasoning_tokens":9}}`,
+			provider.Usage{PromptTokens: 7, TotalTokens: 7, ReasoningTokens: 2}, true},
+		{"exponent", `{"prompt_tokens":1e3}`, provider.Usage{}, false},
+		{"too long", `{"completion_tokens":1234567890123456789}`, provider.Usage{}, false},
+		{"eighteen digits", `{"completion_tokens":123456789012345678}`, provider.Usage{CompletionTokens: 123456789012345678, TotalTokens: 123456789012345678}, true},
+		{"negative", `{"prompt_tokens":-1,"completion_tokens":3}`, provider.Usage{PromptTokens: -1, CompletionTokens: 3, TotalTokens: 2}, true},
+		{"null count", `{"prompt_tokens":null,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":null}}`,
+			provider.Usage{CompletionTokens: 3, TotalTokens: 3}, true},
+		{"bad count in details", `{"prompt_tokens_details":{"cached_tokens":true}}`, provider.Usage{}, false},
 		{"empty", ``, provider.Usage{}, false},
 	}
 	for _, tt := range tests {
@@ -31,5 +40,16 @@ func TestParseUsage(t *testing.T) {
 				t.Errorf("parseUsage(%s) = %+v, %v; want %+v, %v", tt.raw, got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// BenchmarkParseUsage: the usage of every answer is read on the hot path
+// (2.8 µs a call with five jsonx.Field scans, 0.5 µs in one pass).
+func BenchmarkParseUsage(b *testing.B) {
+	raw := []byte(`{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":30}}`)
+	for b.Loop() {
+		if _, ok := parseUsage(raw); !ok {
+			b.Fatal("not ok")
+		}
 	}
 }
