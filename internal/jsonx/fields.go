@@ -60,6 +60,57 @@ func emptyObject(head []byte) bool {
 	return len(head) > 0 && head[len(head)-1] == '{'
 }
 
+// Members finds the first occurrence of each of keys among the members of
+// the top-level object b in one pass, without validating (b must be valid
+// JSON, see Check): spans[i] is keys[i]'s span, not Found when absent. It
+// returns the offset of the object's closing brace, for members to add
+// before it (see AppendEdits).
+func Members(b []byte, keys []string, spans []Span) (int, error) {
+	clear(spans)
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return -1, ErrNotObject
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+		if i >= len(b) {
+			return -1, ErrNotObject
+		}
+		if b[i] == '}' {
+			return i, nil
+		}
+		keyStart := i
+		kEnd := skipString(b, i)
+		if b[i] != '"' || kEnd < 0 {
+			return -1, ErrNotObject
+		}
+		i = skipWS(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return -1, ErrNotObject
+		}
+		i = skipWS(b, i+1)
+		vEnd := skipValue(b, i)
+		if vEnd < 0 {
+			return -1, ErrNotObject
+		}
+		for k, key := range keys {
+			if !spans[k].Found() && keyEquals(b[keyStart+1:kEnd-1], key) {
+				spans[k] = Span{KeyStart: keyStart, ValStart: i, ValEnd: vEnd}
+				break
+			}
+		}
+		i = vEnd
+	}
+}
+
+// NoMembers reports whether head, an object up to its closing brace, has
+// no member yet: a member added there needs no comma before it.
+func NoMembers(head []byte) bool { return emptyObject(head) }
+
 // span finds key in the top-level object b: the value's [start, end) and the
 // offset of the object's closing brace (-1 when b is not an object).
 func span(b []byte, key string) (start, end, closeAt int, ok bool) {

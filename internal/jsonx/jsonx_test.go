@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -348,5 +349,52 @@ func TestCheckObjectProbe(t *testing.T) {
 	}
 	if _, hit, err := CheckObjectProbe([]byte(cases[0].in), 8, keys, spans, -1, "finish_reason"); err != nil || hit {
 		t.Errorf("no probe: hit %v, %v", hit, err)
+	}
+}
+
+// TestMembers checks that Members finds what Field finds, every key in one
+// pass, and the closing brace Set would insert before.
+func TestMembers(t *testing.T) {
+	keys := []string{"model", "stream_options", "missing"}
+	tests := []struct {
+		name, body string
+		closeAt    int
+	}{
+		{"usual", `{"model":"m","messages":[{"role":"user","content":"}"}],"stream":true}`, -2},
+		{"repeated key: the first", `{"model":"a","stream_options":null,"model":"b"}`, -2},
+		{"escaped key", `{"\u006dodel" : "m" , "stream_options" :{"include_usage":false} }`, -2},
+		{"nested key is not top-level", `{"x":{"model":"no"}}`, -2},
+		{"empty", ` {} `, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := []byte(tc.body)
+			spans := make([]Span, len(keys))
+			closeAt, err := Members(b, keys, spans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.closeAt
+			if want == -2 {
+				want = bytes.LastIndexByte(b, '}')
+			}
+			if closeAt != want {
+				t.Errorf("closeAt %d, want %d", closeAt, want)
+			}
+			for i, k := range keys {
+				v, ok := Field(b, k)
+				if spans[i].Found() != ok || string(spans[i].Value(b)) != string(v) {
+					t.Errorf("%s: span value %q (found %v), Field %q (%v)", k, spans[i].Value(b), spans[i].Found(), v, ok)
+				}
+				if ok && !bytes.HasPrefix(b[spans[i].KeyStart:], []byte(`"`)) {
+					t.Errorf("%s: KeyStart %d is not at the key", k, spans[i].KeyStart)
+				}
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"a":1`, ``, `{"a" 1}`} {
+		if _, err := Members([]byte(bad), keys, make([]Span, len(keys))); err == nil {
+			t.Errorf("Members(%q): no error", bad)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,33 +129,67 @@ func (c *Client) start(ctx context.Context) *provider.Call {
 
 // upstreamBody is the client's body with model set to the upstream id and,
 // for streams, stream_options.include_usage forced on so usage is known.
+// Both members are found in one pass over the body and it is copied once
+// with the edits; a body that needs neither is passed on as it is.
 func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 	body := req.Body
-	if req.UpstreamModel != req.PublicModel {
-		q, _ := json.Marshal(req.UpstreamModel)
-		b, err := jsonx.Set(body, "model", q)
-		if err != nil {
-			return nil, err
-		}
-		body = b
+	rename, usage := req.UpstreamModel != req.PublicModel, req.Stream && !req.IncludeUsage
+	if !rename && !usage {
+		return body, nil
 	}
-	if req.Stream && !req.IncludeUsage {
+	var sp [len(bodyKeys)]jsonx.Span
+	closeAt, err := jsonx.Members(body, bodyKeys[:], sp[:])
+	if err != nil {
+		return nil, err
+	}
+	var (
+		edits [3]jsonx.Edit
+		n     int
+		add   []byte // members added before the closing brace
+	)
+	set := func(k int, val []byte) {
+		if sp[k].Found() {
+			edits[n] = jsonx.Edit{Start: sp[k].ValStart, End: sp[k].ValEnd, With: val}
+			n++
+			return
+		}
+		if len(add) > 0 || !jsonx.NoMembers(body[:closeAt]) {
+			add = append(add, ',')
+		}
+		add = append(append(append(append(add, '"'), bodyKeys[k]...), '"', ':'), val...)
+	}
+	if rename {
+		q, _ := json.Marshal(req.UpstreamModel)
+		set(keyBodyModel, q)
+	}
+	if usage {
 		opts := []byte(`{"include_usage":true}`)
-		if so, ok := jsonx.Field(body, "stream_options"); ok && !jsonx.IsNull(so) {
-			b, err := jsonx.Set(so, "include_usage", []byte("true"))
-			if err != nil {
+		if so := sp[keyBodyStreamOptions].Value(body); !jsonx.IsNull(so) {
+			if opts, err = jsonx.Set(so, "include_usage", []byte("true")); err != nil {
 				return nil, err
 			}
-			opts = b
 		}
-		b, err := jsonx.Set(body, "stream_options", opts)
-		if err != nil {
-			return nil, err
-		}
-		body = b
+		set(keyBodyStreamOptions, opts)
 	}
-	return body, nil
+	if len(add) > 0 {
+		edits[n] = jsonx.Edit{Start: closeAt, End: closeAt, With: add}
+		n++
+	}
+	slices.SortFunc(edits[:n], func(a, b jsonx.Edit) int { return a.Start - b.Start })
+	size := len(body)
+	for _, e := range edits[:n] {
+		size += len(e.With) - (e.End - e.Start)
+	}
+	return jsonx.AppendEdits(make([]byte, 0, size), body, edits[:n]...), nil
 }
+
+// bodyKeys are the members of a request body upstreamBody edits.
+var bodyKeys = [...]string{keyBodyModel: "model", keyBodyStreamOptions: "stream_options"}
+
+const (
+	keyBodyModel = iota
+	keyBodyStreamOptions
+)
 
 // send posts the body and returns the response once headers arrived, or the
 // client-facing error.

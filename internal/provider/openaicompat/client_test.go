@@ -45,6 +45,15 @@ func TestUpstreamBody(t *testing.T) {
 		{"null options replaced", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true,
 			Body: []byte(`{"model":"m","stream":true,"stream_options":null}`)},
 			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{"model patched and usage asked for", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Stream: true,
+			Body: []byte(`{"stream_options":{"include_usage":false},"model":"m","stream":true}`)},
+			`{"stream_options":{"include_usage":true},"model":"up","stream":true}`},
+		{"both added to an object without them", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Stream: true,
+			Body: []byte(`{ }`)}, `{ "model":"up","stream_options":{"include_usage":true}}`},
+		{"the first of a repeated model", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Body: []byte(`{"model":"m","model":"m"}`)},
+			`{"model":"up","model":"m"}`},
+		{"escaped key", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Body: []byte(`{"\u006dodel":"m"}`)},
+			`{"\u006dodel":"up"}`},
 		{"client asked already", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true, IncludeUsage: true,
 			Body: []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`)},
 			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
@@ -56,6 +65,12 @@ func TestUpstreamBody(t *testing.T) {
 				t.Fatalf("got %s, %v; want %s", got, err, tc.want)
 			}
 		})
+	}
+	for _, bad := range []string{`[1]`, `{"model":"m","stream_options":"x"}`} {
+		req := provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Stream: true, Body: []byte(bad)}
+		if got, err := upstreamBody(&req); err == nil {
+			t.Errorf("upstreamBody(%s) = %s, no error", bad, got)
+		}
 	}
 }
 
@@ -394,5 +409,18 @@ func TestChatResponseBody(t *testing.T) {
 				t.Errorf("got %s (usage %+v, %v), want %s (%+v)", res.Body, res.Usage, res.HasUsage, tc.want, tc.usage)
 			}
 		})
+	}
+}
+
+// BenchmarkUpstreamBody: a stream request of ~16 KB whose model is renamed
+// and whose client did not ask for usage, the common case behind an alias.
+func BenchmarkUpstreamBody(b *testing.B) {
+	body := []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("lorem ipsum ", 1365) + `"}]}`)
+	req := provider.ChatRequest{PublicModel: "m", UpstreamModel: "gpt-4o-2024-08-06", Stream: true, Body: body}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := upstreamBody(&req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

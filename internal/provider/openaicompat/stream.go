@@ -148,7 +148,7 @@ func (s *stream) Next() bool {
 // brace.
 func modelMember(head, model []byte) []byte {
 	sep := ","
-	if t := bytes.TrimRight(head, " \t\r\n"); len(t) > 0 && t[len(t)-1] == '{' {
+	if jsonx.NoMembers(head) {
 		sep = ""
 	}
 	return append([]byte(sep+`"model":`), model...)
