@@ -67,6 +67,21 @@ func emptyObject(head []byte) bool {
 // before it (see AppendEdits).
 func Members(b []byte, keys []string, spans []Span) (int, error) {
 	clear(spans)
+	return members(b, func(keyStart, keyEnd, valStart, valEnd int) bool {
+		for k, key := range keys {
+			if !spans[k].Found() && keyEquals(b[keyStart+1:keyEnd-1], key) {
+				spans[k] = Span{KeyStart: keyStart, ValStart: valStart, ValEnd: valEnd}
+				break
+			}
+		}
+		return true
+	})
+}
+
+// members calls fn with where each member of the top-level object b is
+// (its key with quotes, its value), in order, until fn returns false, and
+// returns the offset of the closing brace (-1 when fn stopped early).
+func members(b []byte, fn func(keyStart, keyEnd, valStart, valEnd int) bool) (int, error) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return -1, ErrNotObject
@@ -83,27 +98,23 @@ func Members(b []byte, keys []string, spans []Span) (int, error) {
 		if b[i] == '}' {
 			return i, nil
 		}
-		keyStart := i
-		kEnd := skipString(b, i)
-		if b[i] != '"' || kEnd < 0 {
+		keyStart, keyEnd := i, skipString(b, i)
+		if b[i] != '"' || keyEnd < 0 {
 			return -1, ErrNotObject
 		}
-		i = skipWS(b, kEnd)
+		i = skipWS(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
 			return -1, ErrNotObject
 		}
 		i = skipWS(b, i+1)
-		vEnd := skipValue(b, i)
-		if vEnd < 0 {
+		valEnd := skipValue(b, i)
+		if valEnd < 0 {
 			return -1, ErrNotObject
 		}
-		for k, key := range keys {
-			if !spans[k].Found() && keyEquals(b[keyStart+1:kEnd-1], key) {
-				spans[k] = Span{KeyStart: keyStart, ValStart: i, ValEnd: vEnd}
-				break
-			}
+		if !fn(keyStart, keyEnd, i, valEnd) {
+			return -1, nil
 		}
-		i = vEnd
+		i = valEnd
 	}
 }
 
@@ -292,44 +303,14 @@ func AppendDelete(dst, b []byte, key string) ([]byte, error) {
 // the raw key (without quotes, escapes decoded) and the raw value; it stops
 // when fn returns false. b must be valid JSON.
 func Each(b []byte, fn func(key, val []byte) bool) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return ErrNotObject
-	}
-	i++
-	for {
-		i = skipWS(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
-		}
-		if i >= len(b) {
-			return ErrNotObject
-		}
-		if b[i] == '}' {
-			return nil
-		}
-		kEnd := skipString(b, i)
-		if b[i] != '"' || kEnd < 0 {
-			return ErrNotObject
-		}
-		key := b[i+1 : kEnd-1]
+	_, err := members(b, func(keyStart, keyEnd, valStart, valEnd int) bool {
+		key := b[keyStart+1 : keyEnd-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			key = unescape(key)
 		}
-		i = skipWS(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return ErrNotObject
-		}
-		i = skipWS(b, i+1)
-		vEnd := skipValue(b, i)
-		if vEnd < 0 {
-			return ErrNotObject
-		}
-		if !fn(key, b[i:vEnd]) {
-			return nil
-		}
-		i = vEnd
-	}
+		return fn(key, b[valStart:valEnd])
+	})
+	return err
 }
 
 // EachElement calls fn for every element of the top-level array b, in
