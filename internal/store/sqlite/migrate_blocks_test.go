@@ -21,23 +21,7 @@ import (
 // stored again. The move is logged, since a large database takes a while.
 func TestUpgradeMovesRecordsToBlocks(t *testing.T) {
 	ctx := testCtx(t)
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:8] {
-		if err := applyMigration(ctx, db, m); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-	}
+	path, db := oldSchema(t, 8)
 	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	const n = legacyChunk + 900
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at, balance, spent) VALUES ('acct_1', 'acme', ?, ?, ?)`,
@@ -117,4 +101,30 @@ func sameRecord(a, b store.UsageRecord) bool {
 	}
 	a.Time, b.Time = time.Time{}, time.Time{}
 	return a == b
+}
+
+// oldSchema creates a database at the schema of the first upTo migrations,
+// as an older release left it, and returns its path and a connection the
+// caller fills and closes.
+func oldSchema(t *testing.T, upTo int) (string, *sql.DB) {
+	t.Helper()
+	ctx := testCtx(t)
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:upTo] {
+		if err := applyMigration(ctx, db, m); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+	}
+	return path, db
 }

@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,26 +14,7 @@ import (
 // charge again an old record stored again after the purge.
 func TestUpgradeKeepsLedger(t *testing.T) {
 	ctx := testCtx(t)
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.version >= 8 {
-			break
-		}
-		if err := applyMigration(ctx, db, m); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-	}
+	path, db := oldSchema(t, 7)
 	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	us := func(d time.Duration) int64 { return toMicros(t0.Add(d)) }
 	// What the old InsertUsage wrote: a top-up, two records, two charge rows.
