@@ -109,11 +109,7 @@ func isDuplicate(err error) bool {
 // dropStored returns recs without the records whose request id
 // usage_ids holds.
 func dropStored(b *batchTx, recs []store.UsageRecord) ([]store.UsageRecord, error) {
-	ids := make([]any, len(recs))
-	for i, r := range recs {
-		ids[i] = r.RequestID
-	}
-	stored, err := b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.stored }, storedSQL, ids)
+	stored, err := b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.stored }, storedSQL, requestIDs(recs))
 	if err != nil || len(stored) == 0 {
 		return recs, err
 	}
@@ -124,10 +120,7 @@ func dropStored(b *batchTx, recs []store.UsageRecord) ([]store.UsageRecord, erro
 // usage_ids with multi-row statements; an id stored already fails the
 // statement (isDuplicate).
 func insertIDs(b *batchTx, recs []store.UsageRecord) error {
-	ids := make([]any, len(recs))
-	for i, r := range recs {
-		ids[i] = r.RequestID
-	}
+	ids := requestIDs(recs)
 	return inChunks(len(ids), func(lo, hi int) error {
 		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.ids }, idsSQL, hi-lo)
 		if err == nil {
@@ -135,6 +128,15 @@ func insertIDs(b *batchTx, recs []store.UsageRecord) error {
 		}
 		return err
 	})
+}
+
+// requestIDs returns the request ids of recs as statement arguments.
+func requestIDs(recs []store.UsageRecord) []any {
+	ids := make([]any, len(recs))
+	for i, r := range recs {
+		ids[i] = r.RequestID
+	}
+	return ids
 }
 
 // insertBlocks stores recs, none of them stored yet, as one block per
