@@ -80,13 +80,16 @@ func (r *Recorder) newBatch() []store.UsageRecord {
 	return make([]store.UsageRecord, 0, r.opt.BatchSize)
 }
 
-// fill moves already-queued records into batch, without waiting, until the
-// batch is full or the channel is empty.
+// fill moves already-queued records into the empty batch, and their
+// journal tickets into r.tickets, without waiting, until the batch is full
+// or the channel is empty.
 func (r *Recorder) fill(batch []store.UsageRecord) []store.UsageRecord {
+	r.tickets = r.tickets[:0]
 	for len(batch) < r.opt.BatchSize {
 		select {
-		case rec := <-r.ch:
-			batch = append(batch, rec)
+		case e := <-r.ch:
+			batch = append(batch, e.rec)
+			r.tickets = append(r.tickets, e.ticket)
 		default:
 			return batch
 		}
@@ -116,7 +119,7 @@ func (r *Recorder) drain(ctx context.Context) {
 	}
 }
 
-// write writes batch, retrying with exponential backoff until it succeeds
+// write writes batch (fill's last), retrying with exponential backoff until it succeeds
 // (true) or Close gives up (false). While it retries the loop reads nothing,
 // so a full channel pushes back on Record instead of growing without bound.
 func (r *Recorder) write(ctx context.Context, batch []store.UsageRecord) bool {
@@ -125,7 +128,7 @@ func (r *Recorder) write(ctx context.Context, batch []store.UsageRecord) bool {
 		err := r.w.InsertUsage(ctx, batch)
 		if err == nil {
 			if r.opt.Journal != nil {
-				r.opt.Journal.Committed(batch)
+				r.opt.Journal.Committed(r.tickets)
 			}
 			if r.opt.OnCommit != nil {
 				r.opt.OnCommit(batch)

@@ -38,16 +38,14 @@ type Journal struct {
 	dir string
 
 	mu      sync.Mutex
-	f       *os.File       // the current segment's file; nil once closed
-	seg     *region        // the current segment's bytes
-	off     int            // bytes of frames in the current segment
-	frame   []byte         // Append's encoding buffer
-	cur     int            // current segment number
-	first   int            // this process's first segment; older ones are Replay's
-	open    map[int]int    // segment → records not yet committed
-	count   map[int]int    // segment → records appended
-	bySeg   map[string]int // request id → segment, until committed
-	segSize int            // records per segment
+	f       *os.File    // the current segment's file; nil once closed
+	seg     *region     // the current segment's bytes
+	off     int         // bytes of frames in the current segment
+	cur     int         // current segment number
+	first   int         // this process's first segment; older ones are Replay's
+	open    map[int]int // segment → records not yet committed
+	count   map[int]int // segment → records appended
+	segSize int         // records per segment
 
 	// newSegment makes a segment file's region: mapSegment, or
 	// bufferedSegment in tests of the buffered path.
@@ -69,7 +67,7 @@ func OpenJournal(dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, bySeg: map[string]int{},
+	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{},
 		segSize: segmentRecords, newSegment: mapSegment}
 	segs, err := j.segments()
 	if err != nil {
@@ -215,47 +213,61 @@ func (j *Journal) Clear() error {
 	return nil
 }
 
+// Ticket names the segment a record was journaled in: Append gives one
+// and Committed takes it back once the record is stored, so the journal
+// needs no index of its own. The zero Ticket names none (a record that was
+// not journaled) and Committed ignores it.
+type Ticket int
+
+// frames holds the buffers Append encodes frames into before taking the
+// lock (*[]byte; a usual frame is ~150 bytes). A pool rather than the
+// stack: the checksum's assembly makes the buffer escape.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 // Append journals rec and returns once its frame is in the kernel's page
 // cache (not fsynced): copied into the segment's shared mapping, or written
-// where there is none (journal_region.go).
-func (j *Journal) Append(rec *store.UsageRecord) error {
+// where there is none (journal_region.go). The frame is encoded and
+// checksummed before the lock is taken; under it is only the copy.
+func (j *Journal) Append(rec *store.UsageRecord) (Ticket, error) {
+	buf := frames.Get().(*[]byte)
+	frame := appendFrame((*buf)[:0], rec)
+	defer func() { *buf = frame[:0]; frames.Put(buf) }()
+	n := len(frame)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
-		return errors.New("usage journal: closed")
+		return 0, errors.New("usage journal: closed")
 	}
-	j.frame = appendFrame(j.frame[:0], rec)
-	n := len(j.frame)
 	if j.off+n > len(j.seg.mem) || j.count[j.cur] >= j.segSize {
 		if err := j.rotate(); err != nil {
-			return err
+			return 0, err
 		}
 		if n > len(j.seg.mem) {
-			return fmt.Errorf("usage journal: a record of %d bytes", n)
+			return 0, fmt.Errorf("usage journal: a record of %d bytes", n)
 		}
 	}
-	copy(j.seg.mem[j.off:], j.frame)
+	copy(j.seg.mem[j.off:], frame)
 	if err := j.seg.written(j.off, j.off+n); err != nil {
-		return fmt.Errorf("usage journal: write: %w", err)
+		return 0, fmt.Errorf("usage journal: write: %w", err)
 	}
 	j.off += n
 	j.open[j.cur]++
 	j.count[j.cur]++
-	j.bySeg[rec.RequestID] = j.cur
-	return nil
+	return Ticket(j.cur), nil
 }
 
-// Committed marks records as stored; segments with nothing left open go,
-// and the current one is emptied (zeroed) when everything in it is stored.
-func (j *Journal) Committed(recs []store.UsageRecord) {
+// Committed marks the records Append gave these tickets as stored, each
+// ticket once; segments with nothing left open go, and the current one is
+// emptied (zeroed) when everything in it is stored. A ticket of a segment
+// already gone, or the zero Ticket, is ignored.
+func (j *Journal) Committed(tickets []Ticket) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for i := range recs {
-		seg, ok := j.bySeg[recs[i].RequestID]
-		if !ok {
+	for _, t := range tickets {
+		seg := int(t)
+		if j.open[seg] <= 0 {
 			continue
 		}
-		delete(j.bySeg, recs[i].RequestID)
 		j.open[seg]--
 		if j.open[seg] > 0 {
 			continue

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestJournalReplaysLegacySegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := jrec(3)
-	if err := j.Append(&r); err != nil {
+	if _, err := j.Append(&r); err != nil {
 		t.Fatal(err)
 	}
 	// crash; the next process replays both formats
@@ -83,7 +84,11 @@ func TestJournalConcurrentAppends(t *testing.T) {
 	}
 	j.segSize = 100 // rotate under load
 	const workers, each = 16, 200
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		tickets []Ticket
+	)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -91,10 +96,14 @@ func TestJournalConcurrentAppends(t *testing.T) {
 			for i := range each {
 				r := jrec(0)
 				r.RequestID = fmt.Sprintf("req_%02d_%04d", w, i)
-				if err := j.Append(&r); err != nil {
+				tk, err := j.Append(&r)
+				if err != nil {
 					t.Error(err)
 					return
 				}
+				mu.Lock()
+				tickets = append(tickets, tk)
+				mu.Unlock()
 			}
 		}()
 	}
@@ -114,8 +123,11 @@ func TestJournalConcurrentAppends(t *testing.T) {
 		}
 		seen[r.RequestID] = true
 	}
-	j.Committed(recs)
-	if err := j.Close(); err != nil {
+	j.Committed(tickets)
+	if err := errors.Join(j.Close(), j2.Close()); err != nil {
 		t.Fatal(err)
+	}
+	if names := listDir(t, dir); len(names) != 0 {
+		t.Errorf("all committed, yet left behind: %v", names)
 	}
 }

@@ -55,15 +55,17 @@ func TestJournalReplaysOnlyUncommitted(t *testing.T) {
 			dir := t.TempDir()
 			j := openJournal(t, dir, mode)
 			j.segSize = 4 // rotate often
-			var all []store.UsageRecord
+			var tickets []Ticket
 			for i := range 10 {
 				r := jrec(i)
-				all = append(all, r)
-				if err := j.Append(&r); err != nil {
+				tk, err := j.Append(&r)
+				if err != nil {
 					t.Fatal(err)
 				}
+				tickets = append(tickets, tk)
 			}
-			j.Committed(all[:6]) // segments 1 (0-3) done, 2 (4-7) half done
+			j.Committed(tickets[:6]) // segments 1 (0-3) done, 2 (4-7) half done
+			j.Committed(tickets[:4]) // again: ignored, segment 2 stays
 			// "Crash": no Close. A new process opens the same directory.
 			j2, err := OpenJournal(dir)
 			if err != nil {
@@ -98,7 +100,7 @@ func TestJournalSkipsTornFrames(t *testing.T) {
 			dir := t.TempDir()
 			j := openJournal(t, dir, mode)
 			r, cut := jrec(1), jrec(2)
-			_ = j.Append(&r)
+			_, _ = j.Append(&r)
 			frame := appendFrame(nil, &cut)
 			copy(j.seg.mem[j.off:], frame[:len(frame)/2]) // killed mid-copy
 			if err := j.seg.written(j.off, j.off+len(frame)/2); err != nil {
@@ -119,8 +121,8 @@ func TestJournalEmptiesWhenAllCommitted(t *testing.T) {
 			dir := t.TempDir()
 			j := openJournal(t, dir, mode)
 			r := jrec(1)
-			_ = j.Append(&r)
-			j.Committed([]store.UsageRecord{r})
+			tk, _ := j.Append(&r)
+			j.Committed([]Ticket{tk})
 			if j.off != 0 || j.seg.mem[0] != 0 {
 				t.Errorf("segment not emptied: %d bytes of frames, first byte %d", j.off, j.seg.mem[0])
 			}
@@ -130,7 +132,7 @@ func TestJournalEmptiesWhenAllCommitted(t *testing.T) {
 			}
 			// Closing cuts a segment file to its frames.
 			r2 := jrec(2)
-			_ = j2.Append(&r2)
+			_, _ = j2.Append(&r2)
 			path := j2.path(j2.cur)
 			_ = j2.Close()
 			if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(appendFrame(nil, &r2))) {

@@ -82,7 +82,7 @@ type Recorder struct {
 	w   Writer
 	opt Options
 	log *slog.Logger
-	ch  chan store.UsageRecord
+	ch  chan entry
 	// full wakes the flusher when ch holds fullAt records (a batch, or
 	// the whole buffer when that is smaller). The flusher does not wait
 	// on ch itself: a flusher parked on ch would be woken, and a select
@@ -104,6 +104,16 @@ type Recorder struct {
 	done      chan struct{} // closed when the flusher loop has returned
 	err       error         // the loop's result; read only after done is closed
 	lost      atomic.Int64  // records given up on (logged, not written)
+
+	// tickets are the journal tickets of the records fill last returned,
+	// in the same order; the flusher's alone.
+	tickets []Ticket
+}
+
+// entry is a queued record and where the journal holds it.
+type entry struct {
+	rec    store.UsageRecord
+	ticket Ticket
 }
 
 // New returns a Recorder writing to w; start its flusher with Run.
@@ -113,7 +123,7 @@ func New(w Writer, o Options) *Recorder {
 		w:       w,
 		opt:     o,
 		log:     o.Logger,
-		ch:      make(chan store.UsageRecord, o.Buffer),
+		ch:      make(chan entry, o.Buffer),
 		full:    make(chan struct{}, 1),
 		fullAt:  min(o.BatchSize, o.Buffer),
 		sealed:  make(chan struct{}),
@@ -135,13 +145,16 @@ func (r *Recorder) Record(rec store.UsageRecord) {
 		r.logUnwritten("usage: record after Close, not written", rec)
 		return
 	}
+	e := entry{rec: rec}
 	if j := r.opt.Journal; j != nil {
-		if err := j.Append(&rec); err != nil {
+		t, err := j.Append(&rec)
+		if err != nil {
 			r.log.Error("usage: journal append failed; the record is only in memory", "request_id", rec.RequestID, "err", err)
 		}
+		e.ticket = t
 	}
 	select {
-	case r.ch <- rec:
+	case r.ch <- e:
 		if len(r.ch) >= r.fullAt {
 			r.wake()
 		}
@@ -150,7 +163,7 @@ func (r *Recorder) Record(rec store.UsageRecord) {
 	}
 	r.wake()
 	select {
-	case r.ch <- rec:
+	case r.ch <- e:
 	case <-r.abandon:
 		r.lost.Add(1)
 		r.logUnwritten("usage: record not written before Close gave up", rec)

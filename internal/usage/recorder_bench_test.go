@@ -149,14 +149,15 @@ func BenchmarkJournalAppend(b *testing.B) {
 			var seq atomic.Uint64
 			appendSome := func(pb interface{ Next() bool }) {
 				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
-				done := make([]store.UsageRecord, 0, 256)
+				done := make([]Ticket, 0, 256)
 				for pb.Next() {
 					rec := benchRecord(rng)
-					if err := j.Append(&rec); err != nil {
+					tk, err := j.Append(&rec)
+					if err != nil {
 						b.Error(err)
 						return
 					}
-					if done = append(done, rec); len(done) == cap(done) {
+					if done = append(done, tk); len(done) == cap(done) {
 						j.Committed(done)
 						done = done[:0]
 					}
