@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/store"
@@ -17,10 +19,21 @@ import (
 // the records read wait in a heap until no block still to come can hold one
 // that goes before them: newest first, a record is final once its time is
 // after the next block's last_time.
+//
+// With a limit, a block's records beyond the ones that can still be visited
+// never enter the heap: of a block's kept records only its own first
+// (limit − visited) in the walk's order can be among the next ones visited.
+// A page of 50 pushes at most 100 records of a block instead of ~1024
+// (under twice that many, all are pushed: cheaper than choosing).
 type blockWalk struct {
-	desc bool
-	keep func(*blockRecord) bool // nil: every record
-	h    recordHeap
+	desc  bool
+	keep  func(*blockRecord) bool // nil: every record
+	limit int                     // visit stops after this many; 0: no limit
+	h     recordHeap
+
+	block   []blockRecord // the current block's kept records
+	order   []int32       // indexes into block, for choosing its first ones
+	visited int
 }
 
 // run reads rows (block id, account, bound, data; ordered by the bound,
@@ -41,16 +54,8 @@ func (w *blockWalk) run(rows *sql.Rows, visit func(blockRecord) bool) error {
 		if !w.emit(visit, func(t int64) bool { return w.desc && t > bound || !w.desc && t < bound }) {
 			return nil
 		}
-		br := newBlockReader(data, account)
-		var rec blockRecord
-		for br.next(&rec) {
-			if w.keep == nil || w.keep(&rec) {
-				rec.block = id
-				heap.Push(&w.h, rec)
-			}
-		}
-		if err := br.Err(); err != nil {
-			return fmt.Errorf("block %d: %w", id, err)
+		if err := w.read(id, account, data); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -60,10 +65,54 @@ func (w *blockWalk) run(rows *sql.Rows, visit func(blockRecord) bool) error {
 	return nil
 }
 
+// read decodes a block and pushes its kept records, with a limit only the
+// first of them that can still be visited.
+func (w *blockWalk) read(id int64, account string, data []byte) error {
+	br := newBlockReader(data, account)
+	w.block = w.block[:0]
+	var rec blockRecord
+	for br.next(&rec) {
+		if w.keep == nil || w.keep(&rec) {
+			rec.block = id
+			w.block = append(w.block, rec)
+		}
+	}
+	if err := br.Err(); err != nil {
+		return fmt.Errorf("block %d: %w", id, err)
+	}
+	need := w.limit - w.visited
+	if w.limit <= 0 || len(w.block) <= 2*need { // pushing them all is cheaper than choosing
+		for i := range w.block {
+			heap.Push(&w.h, w.block[i])
+		}
+		return nil
+	}
+	w.order = w.order[:0]
+	for i := range w.block {
+		w.order = append(w.order, int32(i))
+	}
+	sign := 1
+	if w.desc {
+		sign = -1
+	}
+	slices.SortFunc(w.order, func(a, b int32) int {
+		ra, rb := &w.block[a], &w.block[b]
+		if c := cmp.Compare(toMicros(ra.Time), toMicros(rb.Time)); c != 0 {
+			return sign * c
+		}
+		return sign * strings.Compare(ra.RequestID, rb.RequestID)
+	})
+	for _, i := range w.order[:need] {
+		heap.Push(&w.h, w.block[i])
+	}
+	return nil
+}
+
 // emit passes on, in order, the waiting records whose time final accepts;
 // false once visit has had enough.
 func (w *blockWalk) emit(visit func(blockRecord) bool, final func(t int64) bool) bool {
 	for w.h.Len() > 0 && final(toMicros(w.h.recs[0].Time)) {
+		w.visited++
 		if !visit(heap.Pop(&w.h).(blockRecord)) {
 			return false
 		}
@@ -144,7 +193,7 @@ func (s *Store) ListUsage(ctx context.Context, f store.UsageFilter) ([]store.Usa
 		return true
 	}
 	var out []store.UsageRecord
-	w := blockWalk{desc: true, keep: keep}
+	w := blockWalk{desc: true, keep: keep, limit: max(f.Limit, 0)}
 	err = w.run(rows, func(r blockRecord) bool {
 		out = append(out, r.UsageRecord)
 		return f.Limit <= 0 || len(out) < f.Limit
