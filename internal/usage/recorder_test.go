@@ -301,3 +301,54 @@ func TestRunKeepsFlushingAfterContextEndsUntilClose(t *testing.T) {
 	_, batches := w.snapshot()
 	assertExactlyOnce(t, batches, []string{"before-cancel", "after-cancel", "just-before-close"}, 100)
 }
+
+// The Recorder hands each stored batch's journal tickets back, so what is
+// stored leaves the journal (segments deleted, the current one emptied)
+// and what is not stays for the next process's Replay; over many segments
+// and concurrent Records, with retried and with never-stored batches.
+func TestRecorderCommitsToJournal(t *testing.T) {
+	tests := []struct {
+		name       string
+		w          *fakeWriter
+		closeAfter time.Duration
+		replayed   int // records a new process finds
+	}{
+		{"all stored", &fakeWriter{}, hangGuard, 0},
+		{"stored after retries", &fakeWriter{failFirst: 3}, hangGuard, 0},
+		{"never stored", &fakeWriter{failAlways: true}, 50 * time.Millisecond, 20 * 25},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			j, err := OpenJournal(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.segSize = 16 // ~30 segments
+			log, _ := newLogger()
+			r := New(tc.w, Options{BatchSize: 37, FlushInterval: time.Millisecond,
+				RetryBackoff: time.Millisecond, Journal: j, Logger: log})
+			runErr := startRun(t.Context(), r)
+			recordConcurrently(r, 20, 25)
+			closeErr := r.Close(closeCtx(t, tc.closeAfter))
+			_ = waitRun(t, runErr)
+			if (closeErr != nil) != (tc.replayed > 0) {
+				t.Fatalf("Close: %v", closeErr)
+			}
+			j2, err := OpenJournal(dir) // the next process
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, torn, err := j2.Replay()
+			if err != nil || torn != 0 || len(recs) != tc.replayed {
+				t.Fatalf("Replay = %d records, torn %d, %v; want %d", len(recs), torn, err, tc.replayed)
+			}
+			if err := errors.Join(j.Close(), j2.Clear(), j2.Close()); err != nil {
+				t.Fatal(err)
+			}
+			if names := listDir(t, dir); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}
