@@ -209,14 +209,14 @@ func (r *blockReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads a signed varint: a uvarint, zigzag-decoded (as binary.Varint).
 func (r *blockReader) varint() int64 {
-	v, n := binary.Varint(r.data[r.off:])
-	if n <= 0 {
-		r.fail()
-		return 0
+	ux := r.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	r.off += n
-	return v
+	return x
 }
 
 // take returns the next n bytes.
