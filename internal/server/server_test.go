@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -88,7 +89,70 @@ func TestRequestIDOrder(t *testing.T) {
 	if a >= b || len(a) != 28 || !strings.HasPrefix(a, "req_") {
 		t.Fatalf("ids %q, %q not time-ordered", a, b)
 	}
-	if NewRequestID(t0) == NewRequestID(t0) {
-		t.Fatal("same id twice within a millisecond")
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewRequestID(t0)
+		raw, err := hex.DecodeString(strings.TrimPrefix(id, "req_"))
+		if err != nil || len(raw) != 12 || strings.ToLower(id) != id {
+			t.Fatalf("id %q is not req_ and 24 lowercase hex digits", id)
+		}
+		if ms := uint64(raw[0])<<40 | uint64(raw[1])<<32 | uint64(raw[2])<<24 | uint64(raw[3])<<16 | uint64(raw[4])<<8 | uint64(raw[5]); ms != uint64(t0.UnixMilli()) {
+			t.Fatalf("id %q encodes %d ms, want %d", id, ms, t0.UnixMilli())
+		}
+		if seen[id] {
+			t.Fatalf("id %q twice within a millisecond", id)
+		}
+		seen[id] = true
 	}
+}
+
+// TestLogRequestLevels checks which request lines a logger's level keeps:
+// a success is Info, a client error is Info with its code, a server error
+// is Warn with its cause; a line below the level is not written at all.
+func TestLogRequestLevels(t *testing.T) {
+	r := httptestRequest(t)
+	tests := []struct {
+		name   string
+		level  slog.Level
+		info   reqinfo.Info
+		status int
+		want   []string // substrings of the line; nil: no line
+	}{
+		{"ok at info", slog.LevelInfo, reqinfo.Info{ID: "req_1", Model: "m", Stream: true}, 200,
+			[]string{`"level":"INFO"`, `"request_id":"req_1"`, `"status":200`, `"model":"m"`, `"stream":true`}},
+		{"ok at warn", slog.LevelWarn, reqinfo.Info{ID: "req_2"}, 200, nil},
+		{"client error at warn", slog.LevelWarn, reqinfo.Info{ID: "req_3", Status: 400, ErrCode: "invalid_value"}, 0, nil},
+		{"client error at info", slog.LevelInfo, reqinfo.Info{ID: "req_4", Status: 400, ErrCode: "invalid_value"}, 0,
+			[]string{`"level":"INFO"`, `"status":400`, `"error":"invalid_value"`}},
+		{"server error at warn", slog.LevelWarn, reqinfo.Info{ID: "req_5", Status: 502, ErrCode: "upstream_error", ErrDetail: "refused"}, 0,
+			[]string{`"level":"WARN"`, `"status":502`, `"error":"upstream_error"`, `"cause":"refused"`}},
+		{"5xx without a code is info", slog.LevelWarn, reqinfo.Info{ID: "req_6"}, 503, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: tt.level}))
+			logRequest(context.Background(), log, r, &tt.info, tt.status, time.Millisecond)
+			if tt.want == nil {
+				if out.Len() != 0 {
+					t.Fatalf("wrote %s", out.String())
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("line lacks %s: %s", w, out.String())
+				}
+			}
+		})
+	}
+}
+
+func httptestRequest(t *testing.T) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodPost, "http://gw/v1/chat/completions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
