@@ -5,7 +5,11 @@
 // audio, video) are separate optional interfaces found by type assertion.
 package provider
 
-import "context"
+import (
+	"context"
+
+	"github.com/modelgate/modelgate/internal/jsonx"
+)
 
 // Usage is what the upstream reports it used.
 type Usage struct {
@@ -30,6 +34,11 @@ type ChatRequest struct {
 	// Vendors that require a max_tokens (Anthropic) use it when the client
 	// sent none.
 	MaxOutput int64
+	// ModelAt and StreamOptionsAt locate Body's top-level model and
+	// stream_options members when the handler found them while validating
+	// Body, so that an adapter that patches Body need not scan it again.
+	// A ModelAt that is not Found means unknown: the adapter looks itself.
+	ModelAt, StreamOptionsAt jsonx.Span
 }
 
 // ChatResponse is a complete chat.completion in OpenAI's wire format whose

@@ -48,7 +48,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	info.Provider, info.Upstream = d.Provider, d.Upstream
 	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
-		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
+		Stream: params.Stream, IncludeUsage: params.IncludeUsage, ModelAt: params.modelAt, StreamOptionsAt: params.optionsAt}
 	c, err := h.admit(r.Context(), p, d, req, params)
 	if err != nil {
 		h.fail(w, info, err)

@@ -18,6 +18,9 @@ type chatParams struct {
 	MaxTokens           int64 // 0 when absent
 	MaxCompletionTokens int64 // 0 when absent
 	hasStreamOptions    bool
+	// modelAt and optionsAt locate model and stream_options in the body,
+	// for the adapter (see provider.ChatRequest.ModelAt).
+	modelAt, optionsAt jsonx.Span
 }
 
 // chatKeys are the top-level members parseChat reads, in spans order.
@@ -35,6 +38,7 @@ func parseChat(body []byte) (chatParams, *apierr.Error) {
 	}
 	var p chatParams
 	p.Model, _, _ = str(sp[0].Value(body), "model")
+	p.modelAt, p.optionsAt = sp[0], sp[2]
 	p.Stream = string(sp[1].Value(body)) == "true"
 	if v := sp[2].Value(body); v != nil && !isNull(v) {
 		p.hasStreamOptions = true

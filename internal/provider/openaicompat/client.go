@@ -8,6 +8,7 @@ package openaicompat
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +32,13 @@ type Options struct {
 	Timeout     time.Duration // whole request, streams included
 	IdleTimeout time.Duration // waiting for headers, or between body bytes
 	UserAgent   string
-	HTTPClient  *http.Client // nil builds a pooled client for this upstream
+	// HTTPClient carries the upstream's requests; nil builds a pooled
+	// client for this upstream. Chat requests, the hot path, go to its
+	// Transport directly: they follow no redirect (as a reverse proxy;
+	// a chat endpoint that redirects is misconfigured, and a POST
+	// following a 301 or 302 would become a GET) and use no cookie jar,
+	// and Timeout and IdleTimeout bound them rather than its Timeout.
+	HTTPClient *http.Client
 
 	// Azure selects Azure OpenAI's dialect: the upstream model id is a
 	// deployment name in the URL ({base}/openai/deployments/{id}/chat/
@@ -53,11 +60,16 @@ type Client struct {
 	// azureBase + deployment + azureQuery is an Azure chat URL.
 	azureBase, azureQuery string
 	header                http.Header
-	timeout               time.Duration
-	idle                  time.Duration
-	hc                    *http.Client
-	maxBody               int64
-	maxError              int64
+	// chatHeader is header with Accept for a chat answer, JSON ([0]) or
+	// an event stream ([1]): shared by every chat request and never
+	// written after New, as a RoundTripper must not modify a request.
+	chatHeader [2]http.Header
+	rt         http.RoundTripper // hc's transport, for chat requests
+	timeout    time.Duration
+	idle       time.Duration
+	hc         *http.Client
+	maxBody    int64
+	maxError   int64
 }
 
 var _ provider.Chatter = (*Client)(nil)
@@ -104,6 +116,18 @@ func New(o Options) (*Client, error) {
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: NewTransport()}
 	}
+	if c.rt = c.hc.Transport; c.rt == nil {
+		c.rt = http.DefaultTransport
+	}
+	if u, err := url.Parse(base); err == nil && u.User != nil && h.Get("Authorization") == "" {
+		// Credentials in base_url, which http.Client.Do would send.
+		pw, _ := u.User.Password()
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)))
+	}
+	for i, accept := range [2]string{"application/json", "text/event-stream"} {
+		c.chatHeader[i] = h.Clone()
+		c.chatHeader[i].Set("Accept", accept)
+	}
 	return c, nil
 }
 
@@ -138,9 +162,17 @@ func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 		return body, nil
 	}
 	var sp [len(bodyKeys)]jsonx.Span
-	closeAt, err := jsonx.Members(body, bodyKeys[:], sp[:])
-	if err != nil {
-		return nil, err
+	closeAt := -1
+	if req.ModelAt.Found() {
+		// The handler located the members while validating the body, a
+		// single JSON object: its closing brace is its last non-space byte.
+		sp[keyBodyModel], sp[keyBodyStreamOptions] = req.ModelAt, req.StreamOptionsAt
+		closeAt = bytes.LastIndexByte(body, '}')
+	} else {
+		var err error
+		if closeAt, err = jsonx.Members(body, bodyKeys[:], sp[:]); err != nil {
+			return nil, err
+		}
 	}
 	var (
 		edits [3]jsonx.Edit
@@ -165,6 +197,7 @@ func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 	if usage {
 		opts := []byte(`{"include_usage":true}`)
 		if so := sp[keyBodyStreamOptions].Value(body); !jsonx.IsNull(so) {
+			var err error
 			if opts, err = jsonx.Set(so, "include_usage", []byte("true")); err != nil {
 				return nil, err
 			}
@@ -206,13 +239,11 @@ func (c *Client) send(k *provider.Call, req *provider.ChatRequest) (*http.Respon
 	if err != nil {
 		return nil, fmt.Errorf("openaicompat %s: new request: %w", c.name, err)
 	}
-	hr.Header = c.header.Clone()
+	hr.Header = c.chatHeader[0]
 	if req.Stream {
-		hr.Header.Set("Accept", "text/event-stream")
-	} else {
-		hr.Header.Set("Accept", "application/json")
+		hr.Header = c.chatHeader[1]
 	}
-	resp, err := c.hc.Do(hr)
+	resp, err := c.rt.RoundTrip(hr) // see Options.HTTPClient
 	if err != nil {
 		if e := provider.FromTransport(k.Ctx, c.name, err); e != nil {
 			return nil, e
@@ -252,7 +283,7 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 	if ev := sp[keyError].Value(body); ev != nil && !jsonx.IsNull(ev) {
 		return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(body))
 	}
-	q, _ := json.Marshal(req.PublicModel)
+	q := publicModel(req)
 	edit := jsonx.Edit{Start: closeAt, End: closeAt}
 	if m := sp[keyModel]; m.Found() {
 		edit = jsonx.Edit{Start: m.ValStart, End: m.ValEnd, With: q}
@@ -270,3 +301,15 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 // responseKeys are the top-level members of a chat.completion the gateway
 // looks at, indexed like chunkKeys (keyModel, keyUsage, keyError).
 var responseKeys = chunkKeys[:keyChoices]
+
+// publicModel is the public model id as a JSON string, for the answer's
+// model member: the client's own model value when the handler located it
+// (a string equal to PublicModel, as the client wrote it), else PublicModel
+// encoded.
+func publicModel(req *provider.ChatRequest) []byte {
+	if v := req.ModelAt.Value(req.Body); v != nil {
+		return bytes.Clone(v)
+	}
+	q, _ := json.Marshal(req.PublicModel)
+	return q
+}

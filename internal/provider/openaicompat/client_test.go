@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/providertest"
 )
@@ -57,14 +59,26 @@ func TestUpstreamBody(t *testing.T) {
 		{"client asked already", provider.ChatRequest{PublicModel: "m", UpstreamModel: "m", Stream: true, IncludeUsage: true,
 			Body: []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`)},
 			`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{"space after the object", provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Stream: true, Body: []byte("{\"model\":\"m\"} \n")},
+			"{\"model\":\"up\",\"stream_options\":{\"include_usage\":true}} \n"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := upstreamBody(&tc.req)
-			if err != nil || string(got) != tc.want {
-				t.Fatalf("got %s, %v; want %s", got, err, tc.want)
-			}
-		})
+		// Once as an adapter called without the members located, once
+		// with them located as the chat handler does while validating.
+		located := tc.req
+		var sp [2]jsonx.Span
+		if _, err := jsonx.Members(located.Body, []string{"model", "stream_options"}, sp[:]); err != nil {
+			t.Fatal(err)
+		}
+		located.ModelAt, located.StreamOptionsAt = sp[0], sp[1]
+		for _, req := range []provider.ChatRequest{tc.req, located} {
+			t.Run(fmt.Sprintf("%s located=%v", tc.name, req.ModelAt.Found()), func(t *testing.T) {
+				got, err := upstreamBody(&req)
+				if err != nil || string(got) != tc.want {
+					t.Fatalf("got %s, %v; want %s", got, err, tc.want)
+				}
+			})
+		}
 	}
 	for _, bad := range []string{`[1]`, `{"model":"m","stream_options":"x"}`} {
 		req := provider.ChatRequest{PublicModel: "m", UpstreamModel: "up", Stream: true, Body: []byte(bad)}
@@ -422,5 +436,102 @@ func BenchmarkUpstreamBody(b *testing.B) {
 		if _, err := upstreamBody(&req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestChatExchange checks what a chat request carries upstream and that a
+// redirect is answered, not followed: the headers of a plain and a
+// streamed request (each request its own Accept, whatever the one before),
+// credentials written in base_url, and a 307.
+func TestChatExchange(t *testing.T) {
+	type seen struct{ path, accept, auth, apiKey string }
+	cases := []struct {
+		name     string
+		opts     Options // BaseURL is relative to the fake's URL
+		userinfo bool    // base_url carries the credentials u:p
+		redirect bool
+		want     []seen // per request: plain, stream, plain
+		code     string // the error of every request, when the fake redirects
+	}{
+		{"bearer key", Options{BaseURL: "/v1", APIKey: "sk-up"}, false, false, []seen{
+			{"/v1/chat/completions", "application/json", "Bearer sk-up", ""},
+			{"/v1/chat/completions", "text/event-stream", "Bearer sk-up", ""},
+			{"/v1/chat/completions", "application/json", "Bearer sk-up", ""}}, ""},
+		{"credentials in base_url", Options{BaseURL: "/v1"}, true, false, []seen{
+			{"/v1/chat/completions", "application/json", "Basic dTpw", ""},
+			{"/v1/chat/completions", "text/event-stream", "Basic dTpw", ""},
+			{"/v1/chat/completions", "application/json", "Basic dTpw", ""}}, ""},
+		{"azure key and credentials", Options{BaseURL: "", APIKey: "k", Azure: true}, true, false, []seen{
+			{"/openai/deployments/up/chat/completions", "application/json", "Basic dTpw", "k"},
+			{"/openai/deployments/up/chat/completions", "text/event-stream", "Basic dTpw", "k"},
+			{"/openai/deployments/up/chat/completions", "application/json", "Basic dTpw", "k"}}, ""},
+		{"redirect not followed", Options{BaseURL: "/v1", APIKey: "sk-up"}, false, true, []seen{
+			{"/v1/chat/completions", "application/json", "Bearer sk-up", ""},
+			{"/v1/chat/completions", "text/event-stream", "Bearer sk-up", ""},
+			{"/v1/chat/completions", "application/json", "Bearer sk-up", ""}}, apierr.CodeUpstreamError},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []seen
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = append(got, seen{r.URL.Path, r.Header.Get("Accept"), r.Header.Get("Authorization"), r.Header.Get("Api-Key")})
+				switch {
+				case tc.redirect:
+					http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+				case r.Header.Get("Accept") == "text/event-stream":
+					w.Header().Set("Content-Type", "text/event-stream")
+					_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\ndata: [DONE]\n\n")
+				default:
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = io.WriteString(w, `{"model":"up","choices":[]}`)
+				}
+			}))
+			defer srv.Close()
+			o := tc.opts
+			o.Name, o.Timeout = "fake", 2*time.Second
+			o.BaseURL = srv.URL + o.BaseURL
+			if tc.userinfo {
+				o.BaseURL = strings.Replace(o.BaseURL, "http://", "http://u:p@", 1)
+			}
+			c, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := []byte(`{"model":"p","messages":[{"role":"user","content":"hi"}]}`)
+			for i, stream := range []bool{false, true, false} {
+				req := &provider.ChatRequest{PublicModel: "p", UpstreamModel: "up", Body: body, Stream: stream}
+				if stream {
+					st, err := c.ChatStream(context.Background(), req)
+					if err == nil {
+						for st.Next() {
+						}
+						err = st.Err()
+						_ = st.Close()
+					}
+					checkCode(t, i, err, tc.code)
+					continue
+				}
+				_, err := c.Chat(context.Background(), req)
+				checkCode(t, i, err, tc.code)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("the upstream saw %d requests, want %d: %+v", len(got), len(tc.want), got)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("request %d: %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func checkCode(t *testing.T, i int, err error, code string) {
+	t.Helper()
+	switch {
+	case code == "" && err != nil:
+		t.Errorf("request %d: %v", i, err)
+	case code != "" && apierr.From(err).Code != code:
+		t.Errorf("request %d: %v, want %s", i, err, code)
 	}
 }

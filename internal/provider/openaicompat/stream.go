@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +31,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
 	}
-	q, _ := json.Marshal(req.PublicModel)
-	return newStream(c.name, k, resp.Body, q, req.IncludeUsage), nil
+	return newStream(c.name, k, resp.Body, publicModel(req), req.IncludeUsage), nil
 }
 
 func newStream(name string, k *provider.Call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
