@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -46,7 +47,8 @@ type stream struct {
 	model        []byte // quoted public model id
 	includeUsage bool
 
-	chunk    []byte
+	chunk    []byte             // the current chunk, patched; in *buf's array
+	buf      *[]byte            // from chunkPool, returned by Close
 	check    jsonx.ChunkChecker // most chunks differ from the last only in their content
 	spans    [4]jsonx.Span
 	usage    provider.Usage
@@ -136,6 +138,10 @@ func (s *stream) Next() bool {
 		if n == 2 && edits[1].Start < edits[0].Start {
 			edits[0], edits[1] = edits[1], edits[0]
 		}
+		if s.buf == nil {
+			s.buf = chunkPool.Get().(*[]byte)
+			s.chunk = *s.buf
+		}
 		s.chunk = jsonx.AppendEdits(s.chunk[:0], data, edits[:n]...)
 		return true
 	}
@@ -193,10 +199,23 @@ func (s *stream) fail(err error) {
 	s.err = err
 }
 
+// chunkPool recycles the buffers chunks are patched into; one that grew
+// past maxPooledChunk is left to the collector.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledChunk = 64 << 10
+
 // Close releases the upstream connection (see provider.SSEBody.Close)
-// and hands the chunk checker's buffers to the next stream.
+// and hands the chunk checker's buffers and the chunk's to the next
+// stream; Chunk is empty afterwards.
 func (s *stream) Close() error {
 	s.check.Release()
+	if p := s.buf; p != nil {
+		*p, s.buf, s.chunk = s.chunk[:0], nil, nil
+		if cap(*p) <= maxPooledChunk {
+			chunkPool.Put(p)
+		}
+	}
 	return s.SSEBody.Close()
 }
 
