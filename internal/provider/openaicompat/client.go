@@ -161,18 +161,18 @@ func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 	if !rename && !usage {
 		return body, nil
 	}
-	var sp [len(bodyKeys)]jsonx.Span
-	closeAt := -1
+	var (
+		sp      [len(bodyKeys)]jsonx.Span
+		closeAt int
+		err     error
+	)
 	if req.ModelAt.Found() {
 		// The handler located the members while validating the body, a
 		// single JSON object: its closing brace is its last non-space byte.
 		sp[keyBodyModel], sp[keyBodyStreamOptions] = req.ModelAt, req.StreamOptionsAt
 		closeAt = bytes.LastIndexByte(body, '}')
-	} else {
-		var err error
-		if closeAt, err = jsonx.Members(body, bodyKeys[:], sp[:]); err != nil {
-			return nil, err
-		}
+	} else if closeAt, err = jsonx.Members(body, bodyKeys[:], sp[:]); err != nil {
+		return nil, err
 	}
 	var (
 		edits [3]jsonx.Edit
@@ -197,7 +197,6 @@ func upstreamBody(req *provider.ChatRequest) ([]byte, error) {
 	if usage {
 		opts := []byte(`{"include_usage":true}`)
 		if so := sp[keyBodyStreamOptions].Value(body); !jsonx.IsNull(so) {
-			var err error
 			if opts, err = jsonx.Set(so, "include_usage", []byte("true")); err != nil {
 				return nil, err
 			}
