@@ -47,6 +47,16 @@ type Journal struct {
 	count   map[int]int // segment → records appended
 	segSize int         // records per segment
 
+	// The next segment is made ahead, in the background, once the current
+	// one is half full (journal_segments.go): a rotation under mu then only
+	// swaps it in, and the old segment is closed in the background too.
+	spare   *openSegment   // the next segment, ready; nil if none
+	making  bool           // a goroutine is making the spare
+	last    int            // the highest segment number taken
+	closing map[int]bool   // old segments being closed in the background
+	bg      sync.WaitGroup // the background work, waited for by Close
+	bgErr   error          // the first error of the background work
+
 	// newSegment makes a segment file's region: mapSegment, or
 	// bufferedSegment in tests of the buffered path.
 	newSegment func(f *os.File, size int) (*region, error)
@@ -67,14 +77,14 @@ func OpenJournal(dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{},
+	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, closing: map[int]bool{},
 		segSize: segmentRecords, newSegment: mapSegment}
 	segs, err := j.segments()
 	if err != nil {
 		return nil, err
 	}
 	if len(segs) > 0 {
-		j.cur = segs[len(segs)-1].n
+		j.last = segs[len(segs)-1].n
 	}
 	if err := j.rotate(); err != nil {
 		return nil, err
@@ -125,48 +135,6 @@ func (j *Journal) pathOf(s segment) string {
 		sfx = legacySuffix
 	}
 	return filepath.Join(j.dir, fmt.Sprintf("%s%09d%s", journalPrefix, s.n, sfx))
-}
-
-// rotate starts a new segment; j.mu is held or j is not shared yet.
-func (j *Journal) rotate() error {
-	if j.f != nil {
-		if err := j.closeSegment(); err != nil {
-			return err
-		}
-		if j.open[j.cur] == 0 {
-			j.remove(j.cur)
-		}
-	}
-	j.cur++
-	f, err := os.OpenFile(j.path(j.cur), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("usage journal: %w", err)
-	}
-	seg, err := j.newSegment(f, segmentBytes)
-	if err != nil {
-		_ = f.Close()
-		_ = os.Remove(j.path(j.cur))
-		return fmt.Errorf("usage journal: %w", err)
-	}
-	j.f, j.seg, j.off = f, seg, 0
-	j.open[j.cur], j.count[j.cur] = 0, 0
-	return nil
-}
-
-// closeSegment unmaps the current segment and cuts its file to its frames.
-func (j *Journal) closeSegment() error {
-	err := errors.Join(j.seg.close(), j.f.Truncate(int64(j.off)), j.f.Close())
-	j.f, j.seg = nil, nil
-	if err != nil {
-		return fmt.Errorf("usage journal: close segment: %w", err)
-	}
-	return nil
-}
-
-func (j *Journal) remove(seg int) {
-	delete(j.open, seg)
-	delete(j.count, seg)
-	_ = os.Remove(j.path(seg))
 }
 
 // Replay returns the records of segments older than this process's first
@@ -253,6 +221,7 @@ func (j *Journal) Append(rec *store.UsageRecord) (Ticket, error) {
 	j.off += n
 	j.open[j.cur]++
 	j.count[j.cur]++
+	j.makeSpareIfHalfFull()
 	return Ticket(j.cur), nil
 }
 
@@ -273,26 +242,37 @@ func (j *Journal) Committed(tickets []Ticket) {
 			continue
 		}
 		if seg != j.cur {
-			j.remove(seg)
+			if !j.closing[seg] { // else its closer removes it
+				j.remove(seg)
+			}
 		} else if j.count[seg] > 0 && j.f != nil && j.seg.zero(j.off) == nil {
 			j.off, j.count[seg] = 0, 0
 		}
 	}
 }
 
-// Close closes the current segment and removes it when nothing in it is
-// left uncommitted (a clean shutdown leaves an empty directory).
+// Close closes the current segment, waits for the background work, and
+// removes every segment with nothing left uncommitted (a clean shutdown
+// leaves an empty directory).
 func (j *Journal) Close() error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.f == nil {
+		j.mu.Unlock()
 		return nil
 	}
 	err := j.closeSegment()
+	j.mu.Unlock()
+	j.bg.Wait() // makers and closers see j.f == nil and finish
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if sp := j.spare; sp != nil {
+		j.spare = nil
+		err = errors.Join(err, sp.discard())
+	}
 	for seg, n := range j.open {
 		if n == 0 {
 			j.remove(seg)
 		}
 	}
-	return err
+	return errors.Join(err, j.bgErr)
 }

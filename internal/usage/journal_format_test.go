@@ -108,6 +108,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	j.settle()
 	j2, err := OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)

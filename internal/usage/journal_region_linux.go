@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapSegment allocates size bytes of disk to f and maps them shared. The
@@ -27,4 +29,17 @@ func mapSegment(f *os.File, size int) (*region, error) {
 		return bufferedSegment(f, size)
 	}
 	return &region{mem: mem, f: f, unmap: syscall.Munmap}, nil
+}
+
+// prefault makes the first n bytes of a mapped region present and writable
+// (MADV_POPULATE_WRITE, Linux 5.14 and later), so that Append, which copies
+// under the journal's lock, does not take a page fault every ~4 KB; that
+// fault is the file system's (it marks the page's block written) and cost
+// ~15 µs on the benchmark VM. Best effort: an older kernel refuses it and
+// the pages fault in as they are written.
+func (r *region) prefault(n int) {
+	if r.unmap == nil || n <= 0 {
+		return
+	}
+	_ = unix.Madvise(r.mem[:min(n, len(r.mem))], unix.MADV_POPULATE_WRITE)
 }

@@ -335,6 +335,7 @@ func TestRecorderCommitsToJournal(t *testing.T) {
 			if (closeErr != nil) != (tc.replayed > 0) {
 				t.Fatalf("Close: %v", closeErr)
 			}
+			j.settle()
 			j2, err := OpenJournal(dir) // the next process
 			if err != nil {
 				t.Fatal(err)
