@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,48 +22,24 @@ import (
 // again is harmless because the store skips request ids it already has.
 // (Records are not fsynced: a power loss can still lose the last moments.)
 //
-// The journal is split into segments of segmentRecords records; a segment
-// is deleted once all its records are committed, and the current one is
-// zeroed when everything in it is.
-//
-// Records are binary frames (journal_codec.go), copied into the current
-// segment through a shared memory mapping of the file (journal_region.go;
-// on Linux, with the file's blocks allocated up front): an Append is a copy
-// under a lock, with no system call, and what it copied is in the kernel's
-// page cache at once, so it survives the process being killed like a
-// write(2) would. Elsewhere a segment is buffered and each frame written
-// with one pwrite. Segment files are created at segmentBytes and cut to
-// their frames when closed; the zeros after the last frame end the
-// readable part.
+// Records are binary frames (journal_codec.go) in segment files. The
+// journal writes through journalLanes lanes (journal_lane.go), each with
+// its own lock and current segment, and an Append takes the first lane
+// that is free: a lane's lock is held for a copy of ~150 bytes, but a
+// thread descheduled while holding it would make every finishing request
+// wait, one after another, for as long as the kernel kept it off the CPU. Lane i
+// of n writes the segments whose numbers are i modulo n, so a Ticket (a
+// segment number) names its lane. A segment is deleted once all its
+// records are committed, and a lane's current one is zeroed when
+// everything in it is.
 type Journal struct {
-	dir string
-
-	mu      sync.Mutex
-	f       *os.File    // the current segment's file; nil once closed
-	seg     *region     // the current segment's bytes
-	off     int         // bytes of frames in the current segment
-	cur     int         // current segment number
-	first   int         // this process's first segment; older ones are Replay's
-	open    map[int]int // segment → records not yet committed
-	count   map[int]int // segment → records appended
-	segSize int         // records per segment
-
-	// The next segment is made ahead, in the background, once the current
-	// one is half full (journal_segments.go): a rotation under mu then only
-	// swaps it in, and the old segment is closed in the background too.
-	spare   *openSegment   // the next segment, ready; nil if none
-	making  bool           // a goroutine is making the spare
-	last    int            // the highest segment number taken
-	closing map[int]bool   // old segments being closed in the background
-	bg      sync.WaitGroup // the background work, waited for by Close
-	bgErr   error          // the first error of the background work
-
-	// newSegment makes a segment file's region: mapSegment, or
-	// bufferedSegment in tests of the buffered path.
-	newSegment func(f *os.File, size int) (*region, error)
+	dir   string
+	lanes []*lane
+	first int // this process's first segment; older ones are Replay's
 }
 
 const (
+	journalLanes   = 4
 	segmentRecords = 16384
 	segmentBytes   = 8 << 20 // a segment file's size while it is written; 16384 records take ~4 MB
 	journalPrefix  = "usage-"
@@ -73,23 +50,33 @@ const (
 // OpenJournal opens (creating it) the journal directory. Records left by
 // an earlier process stay until Replay's caller has stored them and calls
 // Clear.
-func OpenJournal(dir string) (*Journal, error) {
+func OpenJournal(dir string) (*Journal, error) { return openLanes(dir, journalLanes) }
+
+// openLanes opens dir with n lanes, each starting a segment numbered after
+// every segment on disk.
+func openLanes(dir string, n int) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	j := &Journal{dir: dir, open: map[int]int{}, count: map[int]int{}, closing: map[int]bool{},
-		segSize: segmentRecords, newSegment: mapSegment}
+	j := &Journal{dir: dir}
 	segs, err := j.segments()
 	if err != nil {
 		return nil, err
 	}
+	last := 0
 	if len(segs) > 0 {
-		j.last = segs[len(segs)-1].n
+		last = segs[len(segs)-1].n
 	}
-	if err := j.rotate(); err != nil {
-		return nil, err
+	j.first = last + 1
+	for i := range n {
+		l := newLane(j, i, n)
+		l.last = last + 1 + (i-(last+1)%n+n)%n - n // the lane's first number is the first past last that is i mod n
+		if err := l.rotate(); err != nil {
+			_ = j.Close()
+			return nil, err
+		}
+		j.lanes = append(j.lanes, l)
 	}
-	j.first = j.cur
 	return j, nil
 }
 
@@ -193,86 +180,63 @@ type Ticket int
 var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // Append journals rec and returns once its frame is in the kernel's page
-// cache (not fsynced): copied into the segment's shared mapping, or written
+// cache (not fsynced): copied into a segment's shared mapping, or written
 // where there is none (journal_region.go). The frame is encoded and
-// checksummed before the lock is taken; under it is only the copy.
+// checksummed before any lock is taken; under a lane's lock is only the
+// copy. It takes the first lane that is free, so lane 0 takes nearly every
+// record and the others only those that would have waited; when every lane
+// is busy it waits for a random one.
 func (j *Journal) Append(rec *store.UsageRecord) (Ticket, error) {
 	buf := frames.Get().(*[]byte)
 	frame := appendFrame((*buf)[:0], rec)
 	defer func() { *buf = frame[:0]; frames.Put(buf) }()
-	n := len(frame)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.f == nil {
-		return 0, errors.New("usage journal: closed")
-	}
-	if j.off+n > len(j.seg.mem) || j.count[j.cur] >= j.segSize {
-		if err := j.rotate(); err != nil {
-			return 0, err
-		}
-		if n > len(j.seg.mem) {
-			return 0, fmt.Errorf("usage journal: a record of %d bytes", n)
+	for _, l := range j.lanes {
+		if l.mu.TryLock() {
+			return l.append(frame)
 		}
 	}
-	copy(j.seg.mem[j.off:], frame)
-	if err := j.seg.written(j.off, j.off+n); err != nil {
-		return 0, fmt.Errorf("usage journal: write: %w", err)
-	}
-	j.off += n
-	j.open[j.cur]++
-	j.count[j.cur]++
-	j.makeSpareIfHalfFull()
-	return Ticket(j.cur), nil
+	l := j.lanes[rand.IntN(len(j.lanes))]
+	l.mu.Lock()
+	return l.append(frame)
 }
 
 // Committed marks the records Append gave these tickets as stored, each
-// ticket once; segments with nothing left open go, and the current one is
-// emptied (zeroed) when everything in it is stored. A ticket of a segment
-// already gone, or the zero Ticket, is ignored.
+// ticket once; segments with nothing left open go, and a lane's current
+// one is emptied (zeroed) when everything in it is stored. A ticket of a
+// segment already gone, or the zero Ticket, is ignored. The tickets are
+// counted per segment first, so each lane's lock is taken once and held
+// for a few map updates, not one per record.
 func (j *Journal) Committed(tickets []Ticket) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	runs := make([][]segmentCount, len(j.lanes))
 	for _, t := range tickets {
+		if t <= 0 {
+			continue
+		}
 		seg := int(t)
-		if j.open[seg] <= 0 {
+		i := seg % len(j.lanes)
+		if k := len(runs[i]) - 1; k >= 0 && runs[i][k].seg == seg {
+			runs[i][k].n++
 			continue
 		}
-		j.open[seg]--
-		if j.open[seg] > 0 {
-			continue
-		}
-		if seg != j.cur {
-			if !j.closing[seg] { // else its closer removes it
-				j.remove(seg)
-			}
-		} else if j.count[seg] > 0 && j.f != nil && j.seg.zero(j.off) == nil {
-			j.off, j.count[seg] = 0, 0
+		runs[i] = append(runs[i], segmentCount{seg: seg, n: 1})
+	}
+	for i, l := range j.lanes {
+		if len(runs[i]) > 0 {
+			l.committed(runs[i])
 		}
 	}
 }
 
-// Close closes the current segment, waits for the background work, and
-// removes every segment with nothing left uncommitted (a clean shutdown
-// leaves an empty directory).
+// segmentCount is how many of a batch's tickets name one segment.
+type segmentCount struct{ seg, n int }
+
+// Close closes every lane's current segment, waits for the work they do
+// in the background, and removes every segment with nothing left
+// uncommitted (a clean shutdown leaves an empty directory).
 func (j *Journal) Close() error {
-	j.mu.Lock()
-	if j.f == nil {
-		j.mu.Unlock()
-		return nil
+	var err error
+	for _, l := range j.lanes {
+		err = errors.Join(err, l.close())
 	}
-	err := j.closeSegment()
-	j.mu.Unlock()
-	j.bg.Wait() // makers and closers see j.f == nil and finish
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if sp := j.spare; sp != nil {
-		j.spare = nil
-		err = errors.Join(err, sp.discard())
-	}
-	for seg, n := range j.open {
-		if n == 0 {
-			j.remove(seg)
-		}
-	}
-	return errors.Join(err, j.bgErr)
+	return err
 }

@@ -82,7 +82,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.segSize = 100 // rotate under load
+	j.setSegSize(100) // rotate under load
 	const workers, each = 16, 200
 	var (
 		wg      sync.WaitGroup

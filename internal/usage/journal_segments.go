@@ -11,7 +11,7 @@ import (
 // Segments come and go off the Append path. Making one (create the file,
 // allocate its blocks, map it, fault its pages in) and closing one (unmap,
 // cut the file to its frames, close) each take a millisecond or more of
-// system calls, and every Append waits on j.mu meanwhile; done under the
+// system calls, and every Append waits on l.mu meanwhile; done under the
 // lock at each rotation, that was a stall of every request finishing at
 // that moment. So once the current segment is half full a goroutine makes
 // the next one (the spare), a rotation only swaps it in, and the old
@@ -37,76 +37,76 @@ func (s *openSegment) discard() error {
 }
 
 // rotate puts the next segment in use and closes the current one in the
-// background; j.mu is held or j is not shared yet.
-func (j *Journal) rotate() error {
-	next := j.spare
-	j.spare = nil
+// background; l.mu is held or j is not shared yet.
+func (l *lane) rotate() error {
+	next := l.spare
+	l.spare = nil
 	if next == nil {
 		var err error
-		if next, err = j.makeSegment(j.newSegment, j.last+1, 0); err != nil {
+		if next, err = l.makeSegment(l.newSegment, l.last+l.step, 0); err != nil {
 			return err
 		}
 	}
-	j.last = max(j.last, next.n)
-	if j.f != nil {
-		j.closeInBackground(openSegment{n: j.cur, f: j.f, mem: j.seg}, j.off)
+	l.last = max(l.last, next.n)
+	if l.f != nil {
+		l.closeInBackground(openSegment{n: l.cur, f: l.f, mem: l.seg}, l.off)
 	}
-	j.f, j.seg, j.off, j.cur = next.f, next.mem, 0, next.n
-	j.open[j.cur], j.count[j.cur] = 0, 0
+	l.f, l.seg, l.off, l.cur = next.f, next.mem, 0, next.n
+	l.open[l.cur], l.count[l.cur] = 0, 0
 	return nil
 }
 
 // makeSpareIfHalfFull starts making the next segment once the current one
 // holds half the records or bytes it can, unless a spare is ready or being
-// made already; j.mu is held.
-func (j *Journal) makeSpareIfHalfFull() {
-	if j.spare != nil || j.making || (2*j.count[j.cur] < j.segSize && 2*j.off < len(j.seg.mem)) {
+// made already; l.mu is held.
+func (l *lane) makeSpareIfHalfFull() {
+	if l.spare != nil || l.making || (2*l.count[l.cur] < l.segSize && 2*l.off < len(l.seg.mem)) {
 		return
 	}
-	j.making = true
+	l.making = true
 	// Half full now, so the next segment will take about twice what this
 	// one holds; fault in that and an eighth more.
-	n, fault, mk := j.last+1, 2*j.off+j.off/8, j.newSegment
-	j.last = n
-	j.bg.Add(1)
+	n, fault, mk := l.last+l.step, 2*l.off+l.off/8, l.newSegment
+	l.last = n
+	l.bg.Add(1)
 	go func() {
-		defer j.bg.Done()
-		sp, err := j.makeSegment(mk, n, fault)
+		defer l.bg.Done()
+		sp, err := l.makeSegment(mk, n, fault)
 		if err != nil {
-			j.mu.Lock()
-			j.making = false
-			j.mu.Unlock()
+			l.mu.Lock()
+			l.making = false
+			l.mu.Unlock()
 			return // rotate makes one itself, and reports why it cannot
 		}
-		j.mu.Lock()
-		j.making = false
-		j.last = max(j.last, sp.n)
-		late := sp.n < j.cur // rotate could not wait and made a later one
+		l.mu.Lock()
+		l.making = false
+		l.last = max(l.last, sp.n)
+		late := sp.n < l.cur // rotate could not wait and made a later one
 		if !late {
-			j.spare = sp
+			l.spare = sp
 		}
-		j.mu.Unlock()
+		l.mu.Unlock()
 		if late { // segments are used in the order of their numbers
-			j.noteBackground(sp.discard())
+			l.noteBackground(sp.discard())
 		}
 	}()
 }
 
-// makeSegment creates segment file n (or the next number free, should a
-// file n exist: another process's) and its region (mk), and faults in its first fault bytes so that
-// Append's copies into them do not; j.mu need not be held.
-func (j *Journal) makeSegment(mk func(*os.File, int) (*region, error), n, fault int) (*openSegment, error) {
+// makeSegment creates segment file n (or the lane's next number free,
+// should a file n exist: another process's) and its region (mk), and faults in its first fault bytes so that
+// Append's copies into them do not; l.mu need not be held.
+func (l *lane) makeSegment(mk func(*os.File, int) (*region, error), n, fault int) (*openSegment, error) {
 	var f *os.File
 	for tries := 0; ; tries++ {
 		var err error
-		f, err = os.OpenFile(j.path(n), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+		f, err = os.OpenFile(l.j.path(n), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || tries == 100 {
 			return nil, fmt.Errorf("usage journal: %w", err)
 		}
-		n++
+		n += l.step // the lane's next number
 	}
 	mem, err := mk(f, segmentBytes)
 	if err != nil {
@@ -120,38 +120,38 @@ func (j *Journal) makeSegment(mk func(*os.File, int) (*region, error), n, fault 
 
 // closeInBackground closes segment s, which holds off bytes of frames, in
 // a goroutine; Committed leaves its file to the goroutine meanwhile, which
-// removes it once closed if nothing in it is left uncommitted. j.mu is
+// removes it once closed if nothing in it is left uncommitted. l.mu is
 // held.
-func (j *Journal) closeInBackground(s openSegment, off int) {
-	j.closing[s.n] = true
-	j.bg.Add(1)
+func (l *lane) closeInBackground(s openSegment, off int) {
+	l.closing[s.n] = true
+	l.bg.Add(1)
 	go func() {
-		defer j.bg.Done()
+		defer l.bg.Done()
 		err := closeFile(s.f, s.mem, off)
-		j.mu.Lock()
-		defer j.mu.Unlock()
-		delete(j.closing, s.n)
-		j.bgErr = cmp.Or(j.bgErr, err)
-		if j.open[s.n] == 0 {
-			j.remove(s.n)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.closing, s.n)
+		l.bgErr = cmp.Or(l.bgErr, err)
+		if l.open[s.n] == 0 {
+			l.remove(s.n)
 		}
 	}()
 }
 
 // noteBackground keeps the first error of the background work for Close.
-func (j *Journal) noteBackground(err error) {
+func (l *lane) noteBackground(err error) {
 	if err == nil {
 		return
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.bgErr = cmp.Or(j.bgErr, err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bgErr = cmp.Or(l.bgErr, err)
 }
 
-// closeSegment closes the current segment; j.mu is held.
-func (j *Journal) closeSegment() error {
-	err := closeFile(j.f, j.seg, j.off)
-	j.f, j.seg = nil, nil
+// closeSegment closes the current segment; l.mu is held.
+func (l *lane) closeSegment() error {
+	err := closeFile(l.f, l.seg, l.off)
+	l.f, l.seg = nil, nil
 	return err
 }
 
@@ -163,8 +163,8 @@ func closeFile(f *os.File, mem *region, off int) error {
 	return nil
 }
 
-func (j *Journal) remove(seg int) {
-	delete(j.open, seg)
-	delete(j.count, seg)
-	_ = os.Remove(j.path(seg))
+func (l *lane) remove(seg int) {
+	delete(l.open, seg)
+	delete(l.count, seg)
+	_ = os.Remove(l.j.path(seg))
 }

@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -32,29 +33,44 @@ func listDir(t *testing.T, dir string) []string {
 // Linux) and buffered (elsewhere, and where allocating or mapping fails).
 var segmentModes = []string{"mapped", "buffered"}
 
-// openJournal opens dir with segments of the given mode.
-func openJournal(t *testing.T, dir, mode string) *Journal {
+// openJournal opens dir with one lane, whose segments are of the given
+// mode, and returns the journal and its lane.
+func openJournal(t *testing.T, dir, mode string) (*Journal, *lane) {
 	t.Helper()
-	j, err := OpenJournal(dir)
+	j, err := openLanes(dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := j.lanes[0]
 	if mode == "buffered" {
-		j.mu.Lock()
-		j.newSegment = bufferedSegment
-		err = j.rotate()
-		j.mu.Unlock()
+		l.mu.Lock()
+		l.newSegment = bufferedSegment
+		err = l.rotate()
+		l.mu.Unlock()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return j
+	return j, l
 }
 
 // settle waits until the segments j made or closed in the background are
 // made or closed, as a test must before it reads the directory as the
 // next process would.
-func (j *Journal) settle() { j.bg.Wait() }
+func (j *Journal) settle() {
+	for _, l := range j.lanes {
+		l.bg.Wait()
+	}
+}
+
+// setSegSize sets how many records each of j's lanes puts in a segment.
+func (j *Journal) setSegSize(n int) {
+	for _, l := range j.lanes {
+		l.mu.Lock()
+		l.segSize = n
+		l.mu.Unlock()
+	}
+}
 
 // A process that dies leaves its uncommitted records for the next one, and
 // only those; committed ones are gone from disk.
@@ -62,8 +78,8 @@ func TestJournalReplaysOnlyUncommitted(t *testing.T) {
 	for _, mode := range segmentModes {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			j := openJournal(t, dir, mode)
-			j.segSize = 4 // rotate often
+			j, l := openJournal(t, dir, mode)
+			l.segSize = 4 // rotate often
 			var tickets []Ticket
 			for i := range 10 {
 				r := jrec(i)
@@ -108,12 +124,12 @@ func TestJournalSkipsTornFrames(t *testing.T) {
 	for _, mode := range segmentModes {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			j := openJournal(t, dir, mode)
+			j, l := openJournal(t, dir, mode)
 			r, cut := jrec(1), jrec(2)
 			_, _ = j.Append(&r)
 			frame := appendFrame(nil, &cut)
-			copy(j.seg.mem[j.off:], frame[:len(frame)/2]) // killed mid-copy
-			if err := j.seg.written(j.off, j.off+len(frame)/2); err != nil {
+			copy(l.seg.mem[l.off:], frame[:len(frame)/2]) // killed mid-copy
+			if err := l.seg.written(l.off, l.off+len(frame)/2); err != nil {
 				t.Fatal(err)
 			}
 			j2, _ := OpenJournal(dir)
@@ -129,12 +145,12 @@ func TestJournalEmptiesWhenAllCommitted(t *testing.T) {
 	for _, mode := range segmentModes {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			j := openJournal(t, dir, mode)
+			j, l := openJournal(t, dir, mode)
 			r := jrec(1)
 			tk, _ := j.Append(&r)
 			j.Committed([]Ticket{tk})
-			if j.off != 0 || j.seg.mem[0] != 0 {
-				t.Errorf("segment not emptied: %d bytes of frames, first byte %d", j.off, j.seg.mem[0])
+			if l.off != 0 || l.seg.mem[0] != 0 {
+				t.Errorf("segment not emptied: %d bytes of frames, first byte %d", l.off, l.seg.mem[0])
 			}
 			j2, _ := OpenJournal(dir)
 			if recs, torn, _ := j2.Replay(); len(recs) != 0 || torn != 0 {
@@ -142,8 +158,8 @@ func TestJournalEmptiesWhenAllCommitted(t *testing.T) {
 			}
 			// Closing cuts a segment file to its frames.
 			r2 := jrec(2)
-			_, _ = j2.Append(&r2)
-			path := j2.path(j2.cur)
+			tk2, _ := j2.Append(&r2)
+			path := j2.path(int(tk2))
 			_ = j2.Close()
 			if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(appendFrame(nil, &r2))) {
 				t.Errorf("closed segment: %v, %v", fi, err)
@@ -161,9 +177,9 @@ func TestJournalMakesNextSegmentAhead(t *testing.T) {
 	for _, mode := range segmentModes {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			j := openJournal(t, dir, mode)
-			j.segSize = 8
-			first := j.cur
+			j, l := openJournal(t, dir, mode)
+			l.segSize = 8
+			first := l.cur
 			var tickets []Ticket
 			appendN := func(n int) {
 				for range n {
@@ -177,18 +193,18 @@ func TestJournalMakesNextSegmentAhead(t *testing.T) {
 			}
 			appendN(3)
 			j.settle()
-			if j.spare != nil {
+			if l.spare != nil {
 				t.Fatalf("spare made at 3 of 8 records")
 			}
 			appendN(1) // half full
 			j.settle()
-			if j.spare == nil || j.spare.n != first+1 {
-				t.Fatalf("no spare after half a segment: %+v", j.spare)
+			if l.spare == nil || l.spare.n != first+1 {
+				t.Fatalf("no spare after half a segment: %+v", l.spare)
 			}
-			spare := j.spare
+			spare := l.spare
 			appendN(5) // the 9th record rotates
-			if j.cur != spare.n || j.spare != nil {
-				t.Fatalf("rotated to segment %d, spare %+v; want the spare %d", j.cur, j.spare, spare.n)
+			if l.cur != spare.n || l.spare != nil {
+				t.Fatalf("rotated to segment %d, spare %+v; want the spare %d", l.cur, l.spare, spare.n)
 			}
 			j.Committed(tickets[:8])
 			j.settle()
@@ -197,8 +213,8 @@ func TestJournalMakesNextSegmentAhead(t *testing.T) {
 			}
 			appendN(4) // half of the second: a spare again
 			j.settle()
-			if j.spare == nil || j.spare.n <= j.cur {
-				t.Fatalf("spare %+v after segment %d", j.spare, j.cur)
+			if l.spare == nil || l.spare.n <= l.cur {
+				t.Fatalf("spare %+v after segment %d", l.spare, l.cur)
 			}
 			if ts := tickets[len(tickets)-5:]; slices.ContainsFunc(ts, func(tk Ticket) bool { return tk != Ticket(spare.n) }) {
 				t.Errorf("tickets %v, want all %d", ts, spare.n)
@@ -220,25 +236,25 @@ func TestJournalMakesNextSegmentAhead(t *testing.T) {
 // the order of their numbers.
 func TestJournalDiscardsLateSpare(t *testing.T) {
 	dir := t.TempDir()
-	j := openJournal(t, dir, "mapped")
-	j.segSize = 4
+	j, l := openJournal(t, dir, "mapped")
+	l.segSize = 4
 	release := make(chan struct{})
-	slow := j.newSegment
-	j.mu.Lock()
-	j.newSegment = func(f *os.File, size int) (*region, error) {
+	slow := l.newSegment
+	l.mu.Lock()
+	l.newSegment = func(f *os.File, size int) (*region, error) {
 		<-release
 		return slow(f, size)
 	}
-	j.mu.Unlock()
+	l.mu.Unlock()
 	for i := range 2 { // half full: the maker starts and waits on release
 		r := jrec(i)
 		if _, err := j.Append(&r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	j.mu.Lock()
-	j.newSegment = slow
-	j.mu.Unlock()
+	l.mu.Lock()
+	l.newSegment = slow
+	l.mu.Unlock()
 	var last Ticket
 	for i := 2; i < 5; i++ { // the 5th rotates without the spare
 		r := jrec(i)
@@ -250,13 +266,73 @@ func TestJournalDiscardsLateSpare(t *testing.T) {
 	}
 	close(release)
 	j.settle()
-	if j.spare != nil || int(last) != j.cur || j.cur != 3 {
-		t.Fatalf("current %d (last ticket %d), spare %+v; want 3 and no spare", j.cur, last, j.spare)
+	if l.spare != nil || int(last) != l.cur || l.cur != 3 {
+		t.Fatalf("current %d (last ticket %d), spare %+v; want 3 and no spare", l.cur, last, l.spare)
 	}
 	if names := listDir(t, dir); !slices.Equal(names, []string{"usage-000000001.jbin", "usage-000000003.jbin"}) {
 		t.Errorf("segment files %v, want 1 and 3 (the late spare 2 discarded)", names)
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Lane i of n writes the segments numbered i modulo n, all after the
+// segments on disk; an Append takes a free lane when others are busy, and
+// Committed finds a ticket's lane by its number.
+func TestJournalLanes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "usage-000000006.jbin"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := openLanes(dir, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var curs []int
+	for _, l := range j.lanes {
+		curs = append(curs, l.cur)
+	}
+	if want := []int{8, 9, 10, 7}; !slices.Equal(curs, want) || j.first != 7 {
+		t.Fatalf("lanes start at segments %v (first %d), want %v (first 7)", curs, j.first, want)
+	}
+	for _, l := range j.lanes[1:] {
+		l.mu.Lock() // busy: every Append must take lane 0
+	}
+	var tickets []Ticket
+	for i := range 5 {
+		r := jrec(i)
+		tk, err := j.Append(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickets = append(tickets, tk)
+	}
+	for _, l := range j.lanes[1:] {
+		l.mu.Unlock()
+	}
+	if slices.ContainsFunc(tickets, func(tk Ticket) bool { return tk != 8 }) {
+		t.Fatalf("tickets %v, want all 8 (lane 0)", tickets)
+	}
+	j.lanes[0].mu.Lock() // lane 0 busy: the next free one, lane 1, takes it
+	r := jrec(5)
+	tk, err := j.Append(&r)
+	j.lanes[0].mu.Unlock()
+	if err != nil || tk != 9 {
+		t.Fatalf("with lane 0 busy, Append = %d, %v; want 9 (lane 1)", tk, err)
+	}
+	j.Committed(append(tickets, 0, 10)) // the zero ticket and an empty lane's: ignored
+	if l := j.lanes[0]; l.off != 0 || l.count[8] != 0 {
+		t.Errorf("lane 0 not emptied once its records were committed: %d bytes, %d records", l.off, l.count[8])
+	}
+	if l := j.lanes[1]; l.off == 0 || l.open[9] != 1 {
+		t.Errorf("lane 1 emptied with its record not committed: %d bytes, %d open", l.off, l.open[9])
+	}
+	j.Committed([]Ticket{tk})
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names := listDir(t, dir); !slices.Equal(names, []string{"usage-000000006.jbin"}) {
+		t.Errorf("after Close: %v, want only the earlier process's segment", names)
 	}
 }

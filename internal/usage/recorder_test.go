@@ -324,7 +324,7 @@ func TestRecorderCommitsToJournal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j.segSize = 16 // ~30 segments
+			j.setSegSize(16) // ~30 segments
 			log, _ := newLogger()
 			r := New(tc.w, Options{BatchSize: 37, FlushInterval: time.Millisecond,
 				RetryBackoff: time.Millisecond, Journal: j, Logger: log})
