@@ -22,15 +22,22 @@ import (
 // again is harmless because the store skips request ids it already has.
 // (Records are not fsynced: a power loss can still lose the last moments.)
 //
-// Records are binary frames (journal_codec.go) in segment files. The
-// journal writes through journalLanes lanes (journal_lane.go), each with
-// its own lock and current segment, and an Append takes the first lane
-// that is free: a lane's lock is held for a copy of ~150 bytes, but a
+// Records are binary frames (journal_codec.go) in segment files, copied
+// into the current segment through a shared memory mapping of the file
+// (journal_region.go; on Linux, with the file's blocks allocated up
+// front): an Append is a copy under a lock, with no system call, and what
+// it copied is in the kernel's page cache at once, so it survives the
+// process being killed like a write(2) would. Elsewhere a segment is
+// buffered and each frame written with one pwrite.
+//
+// The journal writes through journalLanes lanes (journal_lane.go), each
+// with its own lock and current segment, and an Append takes the first
+// lane that is free: a lane's lock is held for a copy of ~150 bytes, but a
 // thread descheduled while holding it would make every finishing request
-// wait, one after another, for as long as the kernel kept it off the CPU. Lane i
-// of n writes the segments whose numbers are i modulo n, so a Ticket (a
-// segment number) names its lane. A segment is deleted once all its
-// records are committed, and a lane's current one is zeroed when
+// wait, one after another, for as long as the kernel kept it off the CPU.
+// Lane i of n writes the segments whose numbers are i modulo n, so a
+// Ticket (a segment number) names its lane. A segment is deleted once all
+// its records are committed, and a lane's current one is zeroed when
 // everything in it is.
 type Journal struct {
 	dir   string
@@ -69,7 +76,7 @@ func openLanes(dir string, n int) (*Journal, error) {
 	}
 	j.first = last + 1
 	for i := range n {
-		l := newLane(j, i, n)
+		l := newLane(j, n)
 		l.last = last + 1 + (i-(last+1)%n+n)%n - n // the lane's first number is the first past last that is i mod n
 		if err := l.rotate(); err != nil {
 			_ = j.Close()
@@ -192,12 +199,12 @@ func (j *Journal) Append(rec *store.UsageRecord) (Ticket, error) {
 	defer func() { *buf = frame[:0]; frames.Put(buf) }()
 	for _, l := range j.lanes {
 		if l.mu.TryLock() {
-			return l.append(frame)
+			return l.write(frame)
 		}
 	}
 	l := j.lanes[rand.IntN(len(j.lanes))]
 	l.mu.Lock()
-	return l.append(frame)
+	return l.write(frame)
 }
 
 // Committed marks the records Append gave these tickets as stored, each

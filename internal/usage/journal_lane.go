@@ -41,14 +41,14 @@ type lane struct {
 	newSegment func(f *os.File, size int) (*region, error)
 }
 
-func newLane(j *Journal, i, n int) *lane {
+func newLane(j *Journal, n int) *lane {
 	return &lane{j: j, step: n, open: map[int]int{}, count: map[int]int{}, closing: map[int]bool{},
 		segSize: segmentRecords, newSegment: mapSegment}
 }
 
-// append copies frame into the current segment, rotating first if it is
+// write copies frame into the current segment, rotating first if it is
 // full, and unlocks mu, which the caller holds.
-func (l *lane) append(frame []byte) (Ticket, error) {
+func (l *lane) write(frame []byte) (Ticket, error) {
 	defer l.mu.Unlock()
 	n := len(frame)
 	if l.f == nil {
