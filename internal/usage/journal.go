@@ -77,7 +77,8 @@ func openLanes(dir string, n int) (*Journal, error) {
 	j.first = last + 1
 	for i := range n {
 		l := newLane(j, n)
-		l.last = last + 1 + (i-(last+1)%n+n)%n - n // the lane's first number is the first past last that is i mod n
+		first := last + 1 + (i-(last+1)%n+n)%n // the first number past last that is i modulo n
+		l.last = first - n                     // rotate takes last + n
 		if err := l.rotate(); err != nil {
 			_ = j.Close()
 			return nil, err

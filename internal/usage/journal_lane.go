@@ -31,6 +31,7 @@ type lane struct {
 	// swaps it in, and the old segment is closed in the background too.
 	spare   *openSegment   // the next segment, ready; nil if none
 	making  bool           // a goroutine is making the spare
+	failed  bool           // making the spare failed: no new try before the next rotation
 	last    int            // the highest segment number taken
 	closing map[int]bool   // old segments being closed in the background
 	bg      sync.WaitGroup // the background work, waited for by close

@@ -37,7 +37,7 @@ func (s *openSegment) discard() error {
 }
 
 // rotate puts the next segment in use and closes the current one in the
-// background; l.mu is held or j is not shared yet.
+// background; l.mu is held or l is not shared yet.
 func (l *lane) rotate() error {
 	next := l.spare
 	l.spare = nil
@@ -53,14 +53,16 @@ func (l *lane) rotate() error {
 	}
 	l.f, l.seg, l.off, l.cur = next.f, next.mem, 0, next.n
 	l.open[l.cur], l.count[l.cur] = 0, 0
+	l.failed = false
 	return nil
 }
 
 // makeSpareIfHalfFull starts making the next segment once the current one
 // holds half the records or bytes it can, unless a spare is ready or being
-// made already; l.mu is held.
+// made already, or making one failed since the last rotation (a full disk
+// would otherwise be tried again after every record); l.mu is held.
 func (l *lane) makeSpareIfHalfFull() {
-	if l.spare != nil || l.making || (2*l.count[l.cur] < l.segSize && 2*l.off < len(l.seg.mem)) {
+	if l.spare != nil || l.making || l.failed || (2*l.count[l.cur] < l.segSize && 2*l.off < len(l.seg.mem)) {
 		return
 	}
 	l.making = true
@@ -72,14 +74,13 @@ func (l *lane) makeSpareIfHalfFull() {
 	go func() {
 		defer l.bg.Done()
 		sp, err := l.makeSegment(mk, n, fault)
-		if err != nil {
-			l.mu.Lock()
-			l.making = false
-			l.mu.Unlock()
-			return // rotate makes one itself, and reports why it cannot
-		}
 		l.mu.Lock()
 		l.making = false
+		if err != nil {
+			l.failed = true // rotate makes one itself, and reports why it cannot
+			l.mu.Unlock()
+			return
+		}
 		l.last = max(l.last, sp.n)
 		late := sp.n < l.cur // rotate could not wait and made a later one
 		if !late {
@@ -93,8 +94,9 @@ func (l *lane) makeSpareIfHalfFull() {
 }
 
 // makeSegment creates segment file n (or the lane's next number free,
-// should a file n exist: another process's) and its region (mk), and faults in its first fault bytes so that
-// Append's copies into them do not; l.mu need not be held.
+// should a file n exist: another process's) and its region (mk), and
+// faults in its first fault bytes so that Append's copies into them do
+// not; l.mu need not be held.
 func (l *lane) makeSegment(mk func(*os.File, int) (*region, error), n, fault int) (*openSegment, error) {
 	var f *os.File
 	for tries := 0; ; tries++ {

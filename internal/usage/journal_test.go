@@ -1,10 +1,12 @@
 package usage
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,5 +336,39 @@ func TestJournalLanes(t *testing.T) {
 	}
 	if names := listDir(t, dir); !slices.Equal(names, []string{"usage-000000006.jbin"}) {
 		t.Errorf("after Close: %v, want only the earlier process's segment", names)
+	}
+}
+
+// When making the spare fails (a full disk), the lane does not try again
+// after every record but at the next rotation, which makes one itself
+// and reports its error through Append.
+func TestJournalSpareFailureWaitsForRotation(t *testing.T) {
+	dir := t.TempDir()
+	j, l := openJournal(t, dir, "mapped")
+	l.segSize = 8
+	var tries atomic.Int32
+	full := errors.New("no space left on device")
+	l.mu.Lock()
+	l.newSegment = func(*os.File, int) (*region, error) { tries.Add(1); return nil, full }
+	l.mu.Unlock()
+	for i := range 8 {
+		r := jrec(i)
+		if _, err := j.Append(&r); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		j.settle()
+	}
+	if n := tries.Load(); n != 1 {
+		t.Errorf("%d tries to make a spare over records 4-8 of a segment, want 1", n)
+	}
+	r := jrec(8) // the 9th rotates: no spare, and making one fails
+	if _, err := j.Append(&r); !errors.Is(err, full) {
+		t.Errorf("Append at the rotation = %v, want the segment's error", err)
+	}
+	if n := tries.Load(); n != 2 {
+		t.Errorf("%d tries after the rotation, want 2", n)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
