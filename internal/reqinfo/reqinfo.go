@@ -25,6 +25,11 @@ type Info struct {
 	ErrCode   string // OpenAI error code, empty on success
 	ErrDetail string // the cause, for the log only
 	Remote    string // the client's address (RemoteAddr), for the refused-request log
+	// Recorded is set once the request's usage record (or refusal) was
+	// left: a request is recorded at most once, which the usage store's
+	// hot path relies on (store.Usage.AppendUsage does not look for
+	// stored request ids).
+	Recorded bool
 }
 
 type ctxKey struct{}

@@ -192,11 +192,25 @@ type Keys interface {
 
 // Usage stores usage records.
 type Usage interface {
-	// InsertUsage writes a batch in one transaction; records whose RequestID
-	// already exists are skipped, so a retried batch is never counted twice.
+	// InsertUsage writes a batch in one transaction; records already stored
+	// are skipped, so a retried batch or a replayed journal is never counted
+	// twice. A record is stored already when its account has a record with
+	// its RequestID and Time (a retry or a replay brings back the very
+	// record), and a batch's records after the first of a RequestID are
+	// skipped. Each request id belongs to one request at one time: the
+	// gateway makes them so.
 	// A record whose charge the ledger already holds (its row was purged,
 	// then a crash journal replayed it) is stored without charging again.
 	InsertUsage(ctx context.Context, recs []UsageRecord) error
+	// AppendUsage writes records that are not stored yet, each RequestID
+	// once, in one transaction, with their charges, exactly as InsertUsage
+	// stores new records; it does not look for stored request ids, so a
+	// record passed twice is stored and charged twice. It is the hot path
+	// for a caller that knows its records are new: the usage recorder's
+	// first attempt at a batch of requests this process served. A retry
+	// after an error (which may have been a lost reply to a commit) and a
+	// crash journal's replay go through InsertUsage.
+	AppendUsage(ctx context.Context, recs []UsageRecord) error
 	ListUsage(ctx context.Context, f UsageFilter) ([]UsageRecord, error)
 	// UsageStats groups the records of accountID with since <= Time <
 	// until by UTC day, by model and by key. A backend may keep the

@@ -122,10 +122,19 @@ func (r *Recorder) drain(ctx context.Context) {
 // write writes batch (fill's last), retrying with exponential backoff until it succeeds
 // (true) or Close gives up (false). While it retries the loop reads nothing,
 // so a full channel pushes back on Record instead of growing without bound.
+//
+// The first attempt appends (AppendUsage): the batch's records are new,
+// since every request is recorded once and a batch is written once. A
+// retry inserts (InsertUsage), which skips what is stored: the failed
+// attempt may have committed (a store whose reply to COMMIT was lost).
 func (r *Recorder) write(ctx context.Context, batch []store.UsageRecord) bool {
 	backoff := r.opt.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err := r.w.InsertUsage(ctx, batch)
+		put := r.w.InsertUsage
+		if attempt == 1 {
+			put = r.w.AppendUsage
+		}
+		err := put(ctx, batch)
 		if err == nil {
 			if r.opt.Journal != nil {
 				r.opt.Journal.Committed(r.tickets)

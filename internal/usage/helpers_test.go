@@ -28,14 +28,24 @@ type fakeWriter struct {
 	failFirst  int  // fail this many calls before succeeding
 	failAlways bool // fail every call
 	calls      int
+	methods    []string              // "append" or "insert", per call
 	batches    [][]store.UsageRecord // copies of the batches written
 	written    int
 }
 
+func (w *fakeWriter) AppendUsage(ctx context.Context, recs []store.UsageRecord) error {
+	return w.write(ctx, "append", recs)
+}
+
 func (w *fakeWriter) InsertUsage(ctx context.Context, recs []store.UsageRecord) error {
+	return w.write(ctx, "insert", recs)
+}
+
+func (w *fakeWriter) write(ctx context.Context, method string, recs []store.UsageRecord) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls++
+	w.methods = append(w.methods, method)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

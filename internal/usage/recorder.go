@@ -24,10 +24,13 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// Writer is where batches go (store.Store satisfies it). InsertUsage must
-// honour ctx cancellation, must not keep recs after returning, and must skip
+// Writer is where batches go (store.Store satisfies it; see store.Usage).
+// Both methods must honour ctx cancellation and must not keep recs after
+// returning. AppendUsage stores records that are new (the Recorder's first
+// attempt at a batch: each request is recorded once); InsertUsage must skip
 // records whose RequestID it already has, so a retried batch is harmless.
 type Writer interface {
+	AppendUsage(ctx context.Context, recs []store.UsageRecord) error
 	InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 }
 

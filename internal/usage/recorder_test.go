@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -131,6 +132,21 @@ func TestFailingWriterGetsEveryRecordEventually(t *testing.T) {
 			assertExactlyOnce(t, batches, ids, 10)
 			if want := failFirst + len(batches); calls != want {
 				t.Errorf("%d InsertUsage calls, want %d failures + %d batches", calls, failFirst, len(batches))
+			}
+			// A batch is appended first; only its retries insert (and
+			// skip what a failed attempt may have stored).
+			want := []string{"append"}
+			for range failFirst {
+				want = append(want, "insert")
+			}
+			for range len(batches) - 1 {
+				want = append(want, "append")
+			}
+			w.mu.Lock()
+			methods := slices.Clone(w.methods)
+			w.mu.Unlock()
+			if !slices.Equal(methods, want) {
+				t.Errorf("writer calls %v, want %v", methods, want)
 			}
 			warnings := 0
 			for _, e := range logs.entries(t) {

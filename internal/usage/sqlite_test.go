@@ -25,8 +25,6 @@ func TestRecorderWithSQLite(t *testing.T) {
 	runErr := startRun(ctx, r)
 
 	ids := recordConcurrently(r, 20, 50)
-	// Recording the same request again must not count it twice.
-	r.Record(rec(ids[0]))
 	full := store.UsageRecord{
 		RequestID: "req-full", Time: time.Date(2025, 2, 3, 4, 5, 6, 789000, time.UTC),
 		AccountID: "acct_2", KeyID: "key_2", Endpoint: "chat.completions", Model: "m",
@@ -40,6 +38,16 @@ func TestRecorderWithSQLite(t *testing.T) {
 	}
 	if err := waitRun(t, runErr); err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+
+	// The recorder appended every batch. A journal replaying all of them
+	// (a crash before their tickets were counted) stores nothing twice.
+	var again []store.UsageRecord
+	for _, id := range ids {
+		again = append(again, rec(id))
+	}
+	if err := st.InsertUsage(ctx, append(again, full)); err != nil {
+		t.Fatalf("InsertUsage of stored records: %v", err)
 	}
 
 	got, err := st.ListUsage(ctx, store.UsageFilter{AccountID: "acct_1"})

@@ -176,7 +176,14 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 // key or a bad one, an unknown path, a wrong method, a signed image link)
 // is nobody's to bill or show, and anyone can send any number of them: it
 // is counted by reason instead (see refuse), so it cannot grow the database.
+//
+// It runs once per request (info.Recorded): the usage recorder stores a
+// request's record without looking whether it has it already.
 func (h *Handler) record(info *reqinfo.Info, out *outcome) {
+	if info.Recorded {
+		return
+	}
+	info.Recorded = true
 	end := h.now()
 	status := info.Status
 	if status == 0 {

@@ -120,3 +120,29 @@ func TestUnauthenticatedNotRecorded(t *testing.T) {
 		t.Errorf("without a counter: %d, %d records", got, len(rec.recs))
 	}
 }
+
+// A request leaves one usage record however often record runs for it: the
+// usage store's hot path does not look for stored request ids.
+func TestRecordOncePerRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		account string
+		records int
+		refused int
+	}{
+		{"with an account", "acct_1", 1, 0},
+		{"without an account", "", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, ref := &memRecorder{}, &memRefusals{}
+			h := &Handler{Usage: rec, Refused: ref}
+			info := &reqinfo.Info{ID: "req_1", AccountID: tc.account, Status: 404}
+			for range 3 {
+				h.record(info, &outcome{})
+			}
+			if len(rec.recs) != tc.records || len(ref.remotes) != tc.refused {
+				t.Errorf("%d records and %d refusals, want %d and %d", len(rec.recs), len(ref.remotes), tc.records, tc.refused)
+			}
+		})
+	}
+}

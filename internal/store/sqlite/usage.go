@@ -3,14 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // usageChunk is the most rows of a prepared multi-row statement (the
@@ -28,8 +25,7 @@ const blockMax = 4096
 // carries its charge (charge id, balance after; see 0008_usage_charges.sql)
 // and moves the account's balance and spent and the key's spent in the same
 // transaction, so a charge exists exactly when its record does. The records
-// go into usage blocks, one per account (usage_block.go), and their ids
-// into usage_ids.
+// go into usage blocks, one per account (usage_block.go).
 func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -39,22 +35,30 @@ func (s *Store) InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 	return wrap("insert usage", err)
 }
 
+// AppendUsage writes recs, none of them stored yet and each request id
+// once, as InsertUsage writes new records, without looking for stored ids
+// (store.Usage). It is the recorder's hot path: looking a batch's ids up
+// costs more than storing it, and only a retry or a replay can repeat one.
+func (s *Store) AppendUsage(ctx context.Context, recs []store.UsageRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	ctx = withUsageStmts(ctx, s.usage)
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		b := newBatchTx(ctx, tx)
+		defer b.close()
+		return storeRecords(b, recs)
+	})
+	return wrap("append usage", err)
+}
+
 // insertUsage is InsertUsage inside tx, so other writes (FinishTask's) can
 // store a record and post its charge in their own transaction.
-//
-// Almost every batch is new requests only, so it is stored as it is, and
-// the request ids are looked up only when that hits one already stored (a
-// retried batch, a replayed journal): then the attempt is rolled back to
-// its savepoint and the batch stored again without the stored ids.
 func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) error {
 	b := newBatchTx(ctx, tx)
 	defer b.close()
-	fresh := firstOfEach(recs)
-	err := b.savepoint(func() error { return storeRecords(b, fresh) })
-	if !isDuplicate(err) {
-		return err
-	}
-	if fresh, err = dropStored(b, fresh); err != nil || len(fresh) == 0 {
+	fresh, err := dropStored(b, firstOfEach(recs))
+	if err != nil || len(fresh) == 0 {
 		return err
 	}
 	return storeRecords(b, fresh)
@@ -66,9 +70,6 @@ func insertUsage(ctx context.Context, tx *sql.Tx, recs []store.UsageRecord) erro
 func storeRecords(b *batchTx, recs []store.UsageRecord) error {
 	plan, err := planCharges(b, recs)
 	if err != nil {
-		return err
-	}
-	if err := insertIDs(b, recs); err != nil {
 		return err
 	}
 	if err := insertBlocks(b, recs, plan.charges); err != nil {
@@ -96,47 +97,83 @@ func firstOfEach(recs []store.UsageRecord) []store.UsageRecord {
 	return out
 }
 
-// isDuplicate reports whether err is a unique or primary key violation.
-func isDuplicate(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	code := se.Code()
-	return code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || code == sqlite3.SQLITE_CONSTRAINT_UNIQUE
-}
+// storedIDsSQL selects the blocks of an account that can hold a record
+// whose time is in [?, ?]: a record's block spans its time (first_time <=
+// time <= last_time), and usage_blocks_account_last finds the account's
+// blocks from the oldest time on.
+const storedIDsSQL = `SELECT data FROM usage_blocks
+	WHERE account_id = ? AND last_time >= ? AND first_time <= ?`
 
-// dropStored returns recs without the records whose request id
-// usage_ids holds.
+// dropStored returns recs, each request id once, without the records that
+// are stored already. A stored record is in a block of its account whose
+// time range holds its time, so for each account of recs it decodes the
+// ids of the blocks overlapping that account's records' times: a retried
+// batch or a replayed journal finds the few recent blocks it could have
+// reached. There is no index of request ids: keeping one cost more per
+// record than storing the record (docs/usage-records.md, "Duplicates").
 func dropStored(b *batchTx, recs []store.UsageRecord) ([]store.UsageRecord, error) {
-	stored, err := b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.stored }, storedSQL, requestIDs(recs))
-	if err != nil || len(stored) == 0 {
-		return recs, err
+	type span struct {
+		first, last int64
+		ids         map[string]bool // true once found stored
 	}
-	return slices.DeleteFunc(recs, func(r store.UsageRecord) bool { return stored[r.RequestID] }), nil
-}
-
-// insertIDs adds the request ids of recs, none of them stored yet, to
-// usage_ids with multi-row statements; an id stored already fails the
-// statement (isDuplicate).
-func insertIDs(b *batchTx, recs []store.UsageRecord) error {
-	ids := requestIDs(recs)
-	return inChunks(len(ids), func(lo, hi int) error {
-		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.ids }, idsSQL, hi-lo)
-		if err == nil {
-			_, err = st.ExecContext(b.ctx, ids[lo:hi]...)
+	var order []string
+	spans := map[string]*span{}
+	for _, r := range recs {
+		t := toMicros(r.Time)
+		sp := spans[r.AccountID]
+		if sp == nil {
+			sp = &span{first: t, last: t, ids: map[string]bool{}}
+			spans[r.AccountID] = sp
+			order = append(order, r.AccountID)
 		}
-		return err
-	})
+		sp.first, sp.last = min(sp.first, t), max(sp.last, t)
+		sp.ids[r.RequestID] = false
+	}
+	st, err := b.stmt(storedIDsSQL)
+	if err != nil {
+		return nil, err
+	}
+	found := 0
+	for _, account := range order {
+		sp := spans[account]
+		n, err := findStored(b, st, account, sp.first, sp.last, sp.ids)
+		if err != nil {
+			return nil, fmt.Errorf("stored ids of %q: %w", account, err)
+		}
+		found += n
+	}
+	if found == 0 {
+		return recs, nil
+	}
+	return slices.DeleteFunc(recs, func(r store.UsageRecord) bool { return spans[r.AccountID].ids[r.RequestID] }), nil
 }
 
-// requestIDs returns the request ids of recs as statement arguments.
-func requestIDs(recs []store.UsageRecord) []any {
-	ids := make([]any, len(recs))
-	for i, r := range recs {
-		ids[i] = r.RequestID
+// findStored marks true the ids that the blocks of account overlapping
+// [first, last] hold and returns how many it marked.
+func findStored(b *batchTx, st *sql.Stmt, account string, first, last int64, ids map[string]bool) (int, error) {
+	rows, err := st.QueryContext(b.ctx, account, first, last)
+	if err != nil {
+		return 0, err
 	}
-	return ids
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var data sql.RawBytes
+		if err := rows.Scan(&data); err != nil {
+			return 0, err
+		}
+		br := newBlockReader(data, account)
+		for id, _, ok := br.skipToID(); ok; id, _, ok = br.skipToID() {
+			if stored, want := ids[string(id)]; want && !stored {
+				ids[string(id)] = true
+				n++
+			}
+		}
+		if err := br.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
 }
 
 // insertBlocks stores recs, none of them stored yet, as one block per

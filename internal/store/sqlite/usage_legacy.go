@@ -90,9 +90,6 @@ func convertLegacyChunk(ctx context.Context, tx *sql.Tx) (int, error) {
 	}
 	b := newBatchTx(ctx, tx)
 	defer b.close()
-	if err := insertIDs(b, recs); err != nil {
-		return 0, err
-	}
 	if err := insertBlocks(b, recs, charges); err != nil {
 		return 0, err
 	}

@@ -54,15 +54,11 @@ func (s *Store) PurgeUsage(ctx context.Context, before time.Time, limit int) (in
 }
 
 // moveCharges posts the charges of gone, records being deleted, to the
-// ledger table, deletes their request ids from usage_ids and moves
-// usage_charged_through to the newest of them.
+// ledger table and moves usage_charged_through to the newest of them.
 func moveCharges(ctx context.Context, tx *sql.Tx, gone []blockRecord) error {
 	newest := toMicros(gone[0].Time)
 	for _, r := range gone {
 		newest = max(newest, toMicros(r.Time))
-		if _, err := tx.ExecContext(ctx, `DELETE FROM usage_ids WHERE request_id = ?`, r.RequestID); err != nil {
-			return fmt.Errorf("forget %s: %w", r.RequestID, err)
-		}
 		if r.charge.id == 0 {
 			continue
 		}

@@ -8,20 +8,19 @@ import (
 	"strings"
 )
 
-// usageStmts are InsertUsage's statements, prepared once per Store. The
+// usageStmts are InsertUsage's and AppendUsage's statements, prepared
+// once per Store. The
 // multi-row ones exist for the row counts in chunkSizes only: a batch of n
 // rows runs as consecutive chunks of those sizes, largest first (256 =
 // 200+32+16+8), so no statement is parsed per batch (parsing a 200-row
 // INSERT cost more than executing it) and a handful of statements cover
 // every batch size.
 //
-// InsertUsage hands them down through the context (withUsageStmts), so
+// Both hand them down through the context (withUsageStmts), so
 // insertUsage keeps its signature for callers without a Store (FinishTask);
 // those fall back to preparing the SQL text in their transaction.
 type usageStmts struct {
-	ids    map[int]*sql.Stmt // INSERT INTO usage_ids, by row count
-	stored map[int]*sql.Stmt // SELECT request_id FROM usage_ids WHERE request_id IN (n ids)
-	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids)
+	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids), by row count
 	// rollups holds the n-row upserts into usage_rollups and
 	// usage_rollups_daily, by table.
 	rollups map[string]map[int]*sql.Stmt
@@ -48,23 +47,10 @@ const (
 
 // singleSQL lists every single-row statement prepared in usageStmts.single.
 var singleSQL = []string{keyUseSQL, balanceSQL, debitSQL, ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL,
-	blockInsertSQL}
+	blockInsertSQL, storedIDsSQL}
 
 // rollupTables are the rollup tables and their time columns.
 var rollupTables = [][2]string{{"usage_rollups", "hour"}, {"usage_rollups_daily", "day"}}
-
-// idsSQL inserts n request ids into usage_ids. It has no ON CONFLICT:
-// insertUsage stores a batch optimistically and, when an id is stored
-// already, rolls back to its savepoint, drops the stored ids and stores the
-// rest (see insertUsage), so a conflict never loses or doubles a charge.
-func idsSQL(n int) string {
-	return `INSERT INTO usage_ids (request_id) VALUES (?)` + strings.Repeat(`, (?)`, n-1)
-}
-
-// storedSQL selects which of n request ids usage_ids holds.
-func storedSQL(n int) string {
-	return `SELECT request_id FROM usage_ids WHERE request_id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
-}
 
 // postedSQL selects which of n request ids have a charge in the ledger table.
 func postedSQL(n int) string {
@@ -73,7 +59,7 @@ func postedSQL(n int) string {
 
 // prepareUsage prepares s.usage; Close releases it.
 func (s *Store) prepareUsage(ctx context.Context) (err error) {
-	u := &usageStmts{ids: map[int]*sql.Stmt{}, stored: map[int]*sql.Stmt{}, posted: map[int]*sql.Stmt{},
+	u := &usageStmts{posted: map[int]*sql.Stmt{},
 		rollups: map[string]map[int]*sql.Stmt{}, single: map[string]*sql.Stmt{}}
 	s.usage = u
 	prep := func(q string) *sql.Stmt {
@@ -87,7 +73,7 @@ func (s *Store) prepareUsage(ctx context.Context) (err error) {
 		return st
 	}
 	for _, n := range chunkSizes {
-		u.ids[n], u.stored[n], u.posted[n] = prep(idsSQL(n)), prep(storedSQL(n)), prep(postedSQL(n))
+		u.posted[n] = prep(postedSQL(n))
 	}
 	for _, t := range rollupTables {
 		u.rollups[t[0]] = map[int]*sql.Stmt{}
@@ -107,7 +93,7 @@ func (u *usageStmts) close() error {
 		return nil
 	}
 	var errs []error
-	maps := []map[int]*sql.Stmt{u.ids, u.stored, u.posted}
+	maps := []map[int]*sql.Stmt{u.posted}
 	for _, m := range u.rollups {
 		maps = append(maps, m)
 	}
@@ -185,26 +171,6 @@ func (b *batchTx) multi(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor fun
 		}
 	}
 	return b.prepare(sqlFor(n))
-}
-
-// savepoint runs fn inside a savepoint of the transaction: when fn fails,
-// what it wrote is rolled back and its error returned. If the rollback
-// fails, fn's error is returned as text only, so callers cannot mistake it
-// for one they could recover from in the same transaction.
-func (b *batchTx) savepoint(fn func() error) error {
-	if _, err := b.tx.ExecContext(b.ctx, `SAVEPOINT usage_batch`); err != nil {
-		return err
-	}
-	err := fn()
-	if err != nil {
-		if _, rerr := b.tx.ExecContext(b.ctx, `ROLLBACK TO usage_batch`); rerr != nil {
-			return fmt.Errorf("roll back to savepoint: %w (after: %v)", rerr, err)
-		}
-	}
-	if _, rerr := b.tx.ExecContext(b.ctx, `RELEASE usage_batch`); rerr != nil {
-		return fmt.Errorf("release savepoint: %w (after: %v)", rerr, err)
-	}
-	return err
 }
 
 // close releases the statements prepared in the transaction.

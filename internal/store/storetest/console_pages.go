@@ -180,7 +180,8 @@ func testKeyLastUsed(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}, want: [3]time.Time{at(3 * time.Hour), at(30 * time.Minute)}},
 		{name: "older batch keeps it", batch: []store.UsageRecord{rec("r5", k1, time.Hour+time.Minute)},
 			want: [3]time.Time{at(3 * time.Hour), at(30 * time.Minute)}},
-		{name: "stored duplicate skipped", batch: []store.UsageRecord{rec("r2", k1, 10*time.Hour), rec("r4", k2, 10*time.Hour)},
+		// A replay of stored records, with other keys: nothing moves.
+		{name: "stored duplicate skipped", batch: []store.UsageRecord{rec("r3", k2, 2*time.Hour), rec("r4", k3, 30*time.Minute)},
 			want: [3]time.Time{at(3 * time.Hour), at(30 * time.Minute)}},
 		{name: "duplicate within a batch skipped", batch: []store.UsageRecord{
 			rec("r6", k3, time.Hour), rec("r6", k3, 5*time.Hour),

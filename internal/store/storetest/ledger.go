@@ -119,6 +119,36 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("AppendedThenReplayedChargesOnce", func(t *testing.T) {
+		s := newStore(t)
+		a := newAccount(t, "replay", at(0))
+		if err := s.CreateAccount(ctx(t), a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
+			t.Fatal(err)
+		}
+		rec := func(id string, cost money.Micros, sec int) store.UsageRecord {
+			r := usageRecord(id, a.ID, at(time.Duration(sec)*time.Second))
+			r.KeyID, r.Cost = "", cost
+			return r
+		}
+		batch := []store.UsageRecord{rec("req_1", 1500, 1), rec("req_2", 0, 2), rec("req_3", 2500, 3)}
+		if err := s.AppendUsage(ctx(t), batch); err != nil {
+			t.Fatal(err)
+		}
+		checkBalance(t, s, a.ID, money.Unit-4000, 4000)
+		// The journal hands the batch back after a crash, with one record
+		// the crash kept from being stored: only that one is charged.
+		if err := s.InsertUsage(ctx(t), append(batch, rec("req_4", 7, 2))); err != nil {
+			t.Fatal(err)
+		}
+		checkBalance(t, s, a.ID, money.Unit-4007, 4007)
+		if entries, _ := s.ListLedger(ctx(t), a.ID); len(entries) != 4 {
+			t.Errorf("%d ledger entries, want 4 (one top-up, three charges): %+v", len(entries), entries)
+		}
+	})
+
 	t.Run("LargeBatchChargesEachOnce", func(t *testing.T) {
 		s := newStore(t)
 		a := newAccount(t, "bulk", at(0))

@@ -76,7 +76,7 @@ func testRollupBatches(t *testing.T, newStore func(t *testing.T) store.Store) {
 	const days = 12
 
 	rng := rand.New(rand.NewPCG(14, 2025))
-	var ids []string // every id sent so far, stored or not
+	var sent []store.UsageRecord // every record sent so far, stored or not
 	n := 0
 	record := func() store.UsageRecord {
 		n++
@@ -107,12 +107,18 @@ func testRollupBatches(t *testing.T, newStore func(t *testing.T) store.Store) {
 		var recs []store.UsageRecord
 		for range 1 + rng.IntN(80) {
 			r := record()
-			// Some records repeat an id sent before, in this batch or an
-			// earlier one, with other values: only the stored one counts.
-			if len(ids) > 0 && rng.IntN(6) == 0 {
-				r.RequestID = ids[rng.IntN(len(ids))]
+			// Some records repeat a record sent before, in this batch or
+			// an earlier one (its id, account and time), with other
+			// values: only the stored one counts.
+			if len(sent) > 0 && rng.IntN(6) == 0 {
+				was := sent[rng.IntN(len(sent))]
+				r.RequestID, r.AccountID, r.Time = was.RequestID, was.AccountID, was.Time
+				r.KeyID = keys[r.AccountID][rng.IntN(len(keys[r.AccountID]))]
+				if r.AccountID == "" {
+					r.Cost = 0
+				}
 			}
-			ids = append(ids, r.RequestID)
+			sent = append(sent, r)
 			recs = append(recs, r)
 		}
 		if batch%5 == 4 { // a retried batch

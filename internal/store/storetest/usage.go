@@ -63,7 +63,7 @@ func requestIDs(recs []store.UsageRecord) []string {
 	return ids
 }
 
-// testUsage covers InsertUsage and ListUsage.
+// testUsage covers InsertUsage, AppendUsage and ListUsage.
 func testUsage(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := newStore(t)
@@ -132,6 +132,35 @@ func testUsage(t *testing.T, newStore func(t *testing.T) store.Store) {
 		insertUsage(t, s, []store.UsageRecord{first[0], third, third, first[1]})
 		assertEqual(t, "after mixed batch", listUsage(t, s, store.UsageFilter{}),
 			[]store.UsageRecord{third, first[1], first[0]})
+	})
+
+	t.Run("AppendThenReplay", func(t *testing.T) {
+		// AppendUsage stores new records as InsertUsage does. A replay
+		// of them through InsertUsage (a crash journal, a retried batch)
+		// stores only the ones it has not got, whichever block or account
+		// holds the others, and keeps the first version of each.
+		s := newStore(t)
+		a1 := usageRecord("req-a1", "acct_a", at(1*time.Second))
+		a9 := usageRecord("req-a9", "acct_a", at(9*time.Second))
+		b5 := usageRecord("req-b5", "acct_b", at(5*time.Second))
+		none := usageRecord("req-none", "", at(3*time.Second))
+		if err := s.AppendUsage(ctx(t), []store.UsageRecord{a9, b5, a1, none}); err != nil {
+			t.Fatalf("AppendUsage: %v", err)
+		}
+		if err := s.AppendUsage(ctx(t), nil); err != nil {
+			t.Fatalf("AppendUsage(nil): %v", err)
+		}
+		assertEqual(t, "after append", listUsage(t, s, store.UsageFilter{}), []store.UsageRecord{a9, b5, none, a1})
+
+		// a5 falls inside acct_a's stored block (1 s..9 s) but is new; b5
+		// again is acct_b's; the others are stored in other blocks.
+		a5 := usageRecord("req-a5", "acct_a", at(5*time.Second))
+		changed := a9
+		changed.PromptTokens = 1
+		later := usageRecord("req-a20", "acct_a", at(20*time.Second))
+		insertUsage(t, s, []store.UsageRecord{none, b5, a5, changed, a1, later})
+		assertEqual(t, "after replay", listUsage(t, s, store.UsageFilter{}),
+			[]store.UsageRecord{later, a9, b5, a5, none, a1})
 	})
 
 	t.Run("Filter", func(t *testing.T) {
