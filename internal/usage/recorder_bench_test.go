@@ -24,9 +24,33 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 20000x ./internal/usage/
 
-const (
-	benchAccounts = 8
-	benchKeys     = 32 // benchKeys/benchAccounts keys per account
+// tenants are the funded accounts and their keys a benchmark's records
+// are spread over, each record to a key drawn at random. ids[k] is key k's
+// account and key id, built once: the gateway's records carry strings its
+// key lookup already holds, so a benchmark of persisting records should
+// not pay to format them.
+type tenants struct {
+	accounts, keys int
+	ids            [][2]string
+}
+
+func newTenants(accounts, keys int) tenants {
+	t := tenants{accounts: accounts, keys: keys, ids: make([][2]string, keys)}
+	for k := range keys {
+		t.ids[k] = [2]string{benchAccount(k % accounts), benchKey(k)}
+	}
+	return t
+}
+
+var (
+	// fewTenants is the default: 8 accounts with 4 keys each, so a batch
+	// of 1024 holds 8 accounts and 32 keys.
+	fewTenants = newTenants(8, 32)
+	// manyTenants is a reseller's gateway: 256 accounts with 4 keys
+	// each, so a batch of 1024 holds ~250 accounts and ~650 keys, and
+	// what the store writes per account and key (a block, a balance, a
+	// key's spent, rollup rows) is paid for every few records.
+	manyTenants = newTenants(256, 1024)
 )
 
 // cpuTime is the CPU time this process has used so far.
@@ -57,9 +81,9 @@ func (m meter) report(b *testing.B, records int) {
 	b.ReportMetric(0, "ns/op") // meaningless when an op is not one record
 }
 
-// benchStore opens a fresh SQLite store with benchAccounts funded accounts
-// and benchKeys keys, as the gateway's would be.
-func benchStore(b *testing.B) *sqlite.Store {
+// benchStore opens a fresh SQLite store with the accounts and keys of t,
+// as the gateway's would be.
+func benchStore(b *testing.B, t tenants) *sqlite.Store {
 	b.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "modelgate.db"))
@@ -68,15 +92,15 @@ func benchStore(b *testing.B) *sqlite.Store {
 	}
 	b.Cleanup(func() { st.Close() })
 	now := time.Now().UTC()
-	for a := range benchAccounts {
+	for a := range t.accounts {
 		if err := st.CreateAccount(ctx, store.Account{ID: benchAccount(a), Name: fmt.Sprintf("team-%d", a), CreatedAt: now}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for k := range benchKeys {
+	for k := range t.keys {
 		hash := make([]byte, 32)
-		hash[0], hash[1] = byte(k), 0xaa
-		key := store.Key{ID: benchKey(k), AccountID: benchAccount(k % benchAccounts), Prefix: fmt.Sprintf("sk-%04d", k),
+		hash[0], hash[1], hash[2] = byte(k), byte(k>>8), 0xaa
+		key := store.Key{ID: t.ids[k][1], AccountID: t.ids[k][0], Prefix: fmt.Sprintf("sk-%04d", k),
 			Hash: hash, CreatedAt: now, Name: "bench"}
 		if err := st.CreateKey(ctx, key); err != nil {
 			b.Fatal(err)
@@ -88,26 +112,16 @@ func benchStore(b *testing.B) *sqlite.Store {
 func benchAccount(a int) string { return fmt.Sprintf("acct_%016x", a+1) }
 func benchKey(k int) string     { return fmt.Sprintf("key_%016x", k+1) }
 
-// benchIDs are the accounts' and keys' ids, built once: the gateway's
-// records carry strings its key lookup already holds, so a benchmark of
-// persisting records should not pay to format them.
-var benchIDs = func() (ids [2][benchKeys]string) {
-	for k := range benchKeys {
-		ids[0][k], ids[1][k] = benchAccount(k%benchAccounts), benchKey(k)
-	}
-	return ids
-}()
-
 // benchRecord is a finished chat completion like internal/app records: a
 // 24-character "req_" id, an account and key, a non-zero cost (so a charge
 // is posted) and realistic token counts and timings.
-func benchRecord(rng *rand.Rand) store.UsageRecord {
-	k := rng.IntN(benchKeys)
+func benchRecord(rng *rand.Rand, t tenants) store.UsageRecord {
+	k := rng.IntN(t.keys)
 	prompt, completion := int64(200+rng.IntN(3000)), int64(20+rng.IntN(800))
 	now := time.Now()
 	return store.UsageRecord{
 		RequestID: server.NewRequestID(now), Time: now.UTC(), // time-ordered, as the gateway's
-		AccountID: benchIDs[0][k], KeyID: benchIDs[1][k],
+		AccountID: t.ids[k][0], KeyID: t.ids[k][1],
 		Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai", UpstreamModel: "gpt-4o-mini-2024-07-18",
 		Stream: rng.IntN(2) == 0, PromptTokens: prompt, CompletionTokens: completion, CachedTokens: prompt / 4,
 		Cost: money.Micros(1 + prompt*150/1000 + completion*600/1000), Latency: time.Duration(300+rng.IntN(4000)) * time.Millisecond,
@@ -117,11 +131,24 @@ func benchRecord(rng *rand.Rand) store.UsageRecord {
 
 // BenchmarkRecorder is the whole path: 32 goroutines per CPU call Record
 // (journal on) while the flusher writes batches of BatchSize; the clock
-// stops once Close has stored everything.
+// stops once Close has stored everything. The records go to fewTenants,
+// and at the default batch size also to manyTenants
+// ("batch=1024/accounts=256").
 func BenchmarkRecorder(b *testing.B) {
+	type run struct {
+		name  string
+		batch int
+		t     tenants
+	}
+	var runs []run
 	for _, batch := range []int{64, 128, 256, 1024} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			st := benchStore(b)
+		runs = append(runs, run{fmt.Sprintf("batch=%d", batch), batch, fewTenants})
+	}
+	runs = append(runs, run{"batch=1024/accounts=256", 1024, manyTenants})
+	for _, tc := range runs {
+		batch := tc.batch
+		b.Run(tc.name, func(b *testing.B) {
+			st := benchStore(b, tc.t)
 			j, err := OpenJournal(filepath.Join(b.TempDir(), "journal"))
 			if err != nil {
 				b.Fatal(err)
@@ -135,7 +162,7 @@ func BenchmarkRecorder(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
 				for pb.Next() {
-					r.Record(benchRecord(rng))
+					r.Record(benchRecord(rng, tc.t))
 				}
 			})
 			if err := r.Close(context.Background()); err != nil {
@@ -162,7 +189,7 @@ func BenchmarkJournalAppend(b *testing.B) {
 				rng := rand.New(rand.NewPCG(seq.Add(1), 7))
 				done := make([]Ticket, 0, 256)
 				for pb.Next() {
-					rec := benchRecord(rng)
+					rec := benchRecord(rng, fewTenants)
 					tk, err := j.Append(&rec)
 					if err != nil {
 						b.Error(err)
@@ -198,7 +225,8 @@ func (l *loopN) Next() bool { l.n--; return l.n >= 0 }
 // "append" is the Recorder's first attempt (AppendUsage, new records),
 // "insert" a retry of new records (InsertUsage: looks for stored ones
 // first) and "replay" InsertUsage of records all stored already, as a
-// journal replayed after a crash brings them back.
+// journal replayed after a crash brings them back. "append" also runs
+// with manyTenants.
 func BenchmarkInsertUsage(b *testing.B) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -212,15 +240,28 @@ func BenchmarkInsertUsage(b *testing.B) {
 		{"insert", false, func(s *sqlite.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
 		{"replay", true, func(s *sqlite.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
 	} {
-		for _, batch := range []int{256, 1024} {
-			b.Run(fmt.Sprintf("%s/batch=%d", tc.name, batch), func(b *testing.B) {
-				st := benchStore(b)
+		sizes := []struct {
+			name  string
+			batch int
+			t     tenants
+		}{{"batch=256", 256, fewTenants}, {"batch=1024", 1024, fewTenants}}
+		if tc.name == "append" {
+			sizes = append(sizes, struct {
+				name  string
+				batch int
+				t     tenants
+			}{"batch=1024/accounts=256", 1024, manyTenants})
+		}
+		for _, size := range sizes {
+			batch := size.batch
+			b.Run(tc.name+"/"+size.name, func(b *testing.B) {
+				st := benchStore(b, size.t)
 				rng := rand.New(rand.NewPCG(1, 2))
 				batches := make([][]store.UsageRecord, b.N)
 				for i := range batches {
 					batches[i] = make([]store.UsageRecord, batch)
 					for k := range batches[i] {
-						batches[i][k] = benchRecord(rng)
+						batches[i][k] = benchRecord(rng, size.t)
 					}
 					if tc.stored {
 						if err := st.AppendUsage(ctx, batches[i]); err != nil {
@@ -261,7 +302,7 @@ func BenchmarkRecorderTrickle(b *testing.B) {
 	recs := make([]store.UsageRecord, b.N)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range recs {
-		recs[i] = benchRecord(rng)
+		recs[i] = benchRecord(rng, fewTenants)
 	}
 	r := New(discard{}, Options{})
 	go r.Run(context.Background())
