@@ -117,45 +117,52 @@ type chargePlan struct {
 // to its spent amount.
 type debit struct {
 	balance, spent money.Micros
+	found          bool // the account exists (its balance was read)
 }
 
 // planCharges works out the charges of recs, records stored now: one for
 // each record with a cost and an account, unless the ledger table already
 // holds it (see postedCharges). Ids continue the ledger's sequence and
 // balances run in record order; inside the write transaction (BEGIN
-// IMMEDIATE) nothing else moves either, so both are exact.
+// IMMEDIATE) nothing else moves either, so both are exact. The accounts'
+// balances are read with multi-row statements first.
 func planCharges(b *batchTx, recs []store.UsageRecord) (*chargePlan, error) {
 	p := &chargePlan{charges: make([]charge, len(recs))}
 	posted, err := postedCharges(b, recs)
 	if err != nil {
 		return nil, err
 	}
-	var get *sql.Stmt
-	for i, r := range recs {
-		if r.Cost == 0 || r.AccountID == "" || posted[r.RequestID] {
+	charged := func(r *store.UsageRecord) bool { return r.Cost != 0 && r.AccountID != "" && !posted[r.RequestID] }
+	for i := range recs {
+		if r := &recs[i]; charged(r) && p.accts[r.AccountID] == nil {
+			if p.accts == nil {
+				p.accts, p.keys = map[string]*debit{}, map[string]money.Micros{}
+			}
+			p.accts[r.AccountID] = &debit{}
+			p.order = append(p.order, r.AccountID)
+		}
+	}
+	if len(p.order) == 0 {
+		return p, nil
+	}
+	if err := readBalances(b, p); err != nil {
+		return nil, err
+	}
+	seq, err := b.stmt(ledgerSeqSQL)
+	if err != nil {
+		return nil, err
+	}
+	if err := seq.QueryRowContext(b.ctx).Scan(&p.lastID); err != nil {
+		return nil, fmt.Errorf("ledger sequence: %w", err)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if !charged(r) {
 			continue
 		}
-		if get == nil {
-			if get, err = b.stmt(balanceSQL); err != nil {
-				return nil, err
-			}
-			seq, err := b.stmt(ledgerSeqSQL)
-			if err != nil {
-				return nil, err
-			}
-			if err := seq.QueryRowContext(b.ctx).Scan(&p.lastID); err != nil {
-				return nil, fmt.Errorf("ledger sequence: %w", err)
-			}
-			p.accts, p.keys = map[string]*debit{}, map[string]money.Micros{}
-		}
 		a := p.accts[r.AccountID]
-		if a == nil {
-			a = &debit{}
-			if err := get.QueryRowContext(b.ctx, r.AccountID).Scan(&a.balance); err != nil {
-				return nil, fmt.Errorf("charge %s: account %q: %w", r.RequestID, r.AccountID, err)
-			}
-			p.accts[r.AccountID] = a
-			p.order = append(p.order, r.AccountID)
+		if !a.found {
+			return nil, fmt.Errorf("charge %s: account %q: %w", r.RequestID, r.AccountID, sql.ErrNoRows)
 		}
 		a.balance -= r.Cost
 		a.spent += r.Cost
@@ -166,6 +173,38 @@ func planCharges(b *batchTx, recs []store.UsageRecord) (*chargePlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// readBalances reads the balances of p's accounts, in chunks.
+func readBalances(b *batchTx, p *chargePlan) error {
+	ids := make([]any, len(p.order))
+	for i, id := range p.order {
+		ids[i] = id
+	}
+	return inChunks(len(ids), func(lo, hi int) error {
+		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.balances }, balancesSQL, hi-lo)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(b.ctx, ids[lo:hi]...)
+		if err != nil {
+			return fmt.Errorf("balances: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				id      string
+				balance money.Micros
+			)
+			if err := rows.Scan(&id, &balance); err != nil {
+				return fmt.Errorf("balances: %w", err)
+			}
+			if a := p.accts[id]; a != nil {
+				a.balance, a.found = balance, true
+			}
+		}
+		return rows.Err()
+	})
 }
 
 // postedCharges returns which of recs have a charge in the ledger table
@@ -196,21 +235,31 @@ func postedCharges(b *batchTx, recs []store.UsageRecord) (map[string]bool, error
 	return b.lookupIDs(func(u *usageStmts) map[int]*sql.Stmt { return u.posted }, postedSQL, ids)
 }
 
-// apply writes the plan's balances, accounts' spent amounts and the ledger
-// sequence; updateKeys writes the keys' spent amounts.
+// apply writes the plan's balances, accounts' spent amounts (multi-row
+// statements, in the accounts' id order) and the ledger sequence;
+// updateKeys writes the keys' spent amounts.
 func (p *chargePlan) apply(b *batchTx) error {
 	if p.lastID == 0 || len(p.order) == 0 {
 		return nil
 	}
-	debit, err := b.stmt(debitSQL)
+	ids := slices.Sorted(slices.Values(p.order))
+	args := make([]any, 0, 3*len(ids))
+	for _, id := range ids {
+		a := p.accts[id]
+		args = append(args, id, a.balance, a.spent)
+	}
+	err := inChunks(len(ids), func(lo, hi int) error {
+		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.debits }, debitsSQL, hi-lo)
+		if err == nil {
+			_, err = st.ExecContext(b.ctx, args[3*lo:3*hi]...)
+		}
+		if err != nil {
+			return fmt.Errorf("debit %q…: %w", ids[lo], err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	for _, id := range p.order {
-		a := p.accts[id]
-		if _, err := debit.ExecContext(b.ctx, a.balance, a.spent, id); err != nil {
-			return fmt.Errorf("debit %q: %w", id, err)
-		}
 	}
 	seq, err := b.stmt(setLedgerSeqSQL)
 	if err != nil {

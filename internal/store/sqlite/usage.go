@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/modelgate/modelgate/internal/money"
@@ -209,9 +210,10 @@ func insertBlocks(b *batchTx, recs []store.UsageRecord, charges []charge) error 
 	return nil
 }
 
-// updateKeys moves each key of recs (records stored now) in one
-// statement: last_used_at to the newest Time of its records, never
-// backwards, and spent up by what spent adds to it.
+// updateKeys moves each key of recs (records stored now), in multi-row
+// statements: last_used_at to the newest Time of its records, never
+// backwards, and spent up by what spent adds to it. Keys go in id order
+// (neighbouring rows share pages); an unknown key changes nothing.
 func updateKeys(b *batchTx, recs []store.UsageRecord, spent map[string]money.Micros) error {
 	newest := map[string]int64{}
 	for _, r := range recs {
@@ -225,14 +227,19 @@ func updateKeys(b *batchTx, recs []store.UsageRecord, spent map[string]money.Mic
 	if len(newest) == 0 {
 		return nil
 	}
-	update, err := b.stmt(keyUseSQL)
-	if err != nil {
-		return err
+	ids := slices.Sorted(maps.Keys(newest))
+	args := make([]any, 0, 3*len(ids))
+	for _, id := range ids {
+		args = append(args, id, spent[id], newest[id])
 	}
-	for id, t := range newest {
-		if _, err := update.ExecContext(b.ctx, spent[id], t, t, id); err != nil {
-			return fmt.Errorf("key %q: %w", id, err)
+	return inChunks(len(ids), func(lo, hi int) error {
+		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.keyUses }, keyUsesSQL, hi-lo)
+		if err == nil {
+			_, err = st.ExecContext(b.ctx, args[3*lo:3*hi]...)
 		}
-	}
-	return nil
+		if err != nil {
+			return fmt.Errorf("keys %q…: %w", ids[lo], err)
+		}
+		return nil
+	})
 }

@@ -20,7 +20,10 @@ import (
 // insertUsage keeps its signature for callers without a Store (FinishTask);
 // those fall back to preparing the SQL text in their transaction.
 type usageStmts struct {
-	posted map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids), by row count
+	posted   map[int]*sql.Stmt // SELECT ref FROM ledger WHERE ref IN (n ids), by row count
+	balances map[int]*sql.Stmt // SELECT id, balance FROM accounts WHERE id IN (n ids)
+	debits   map[int]*sql.Stmt // n accounts' balance and spent (debitsSQL)
+	keyUses  map[int]*sql.Stmt // n keys' spent and last use (keyUsesSQL)
 	// rollups holds the n-row upserts into usage_rollups and
 	// usage_rollups_daily, by table.
 	rollups map[string]map[int]*sql.Stmt
@@ -33,10 +36,6 @@ var chunkSizes = []int{usageChunk, 128, 64, 32, 16, 8, 4, 2, 1}
 
 // The single-row statements of a batch, prepared once each.
 const (
-	keyUseSQL = `UPDATE api_keys SET spent = spent + ?,
-			last_used_at = MAX(COALESCE(last_used_at, ?), ?) WHERE id = ?`
-	balanceSQL   = `SELECT balance FROM accounts WHERE id = ?`
-	debitSQL     = `UPDATE accounts SET balance = ?, spent = spent + ? WHERE id = ?`
 	ledgerSeqSQL = `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'),
 		(SELECT MAX(id) FROM ledger), 0)`
 	setLedgerSeqSQL = `UPDATE sqlite_sequence SET seq = ? WHERE name = 'ledger'`
@@ -46,8 +45,7 @@ const (
 )
 
 // singleSQL lists every single-row statement prepared in usageStmts.single.
-var singleSQL = []string{keyUseSQL, balanceSQL, debitSQL, ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL,
-	blockInsertSQL, storedIDsSQL}
+var singleSQL = []string{ledgerSeqSQL, setLedgerSeqSQL, chargedThruSQL, blockInsertSQL, storedIDsSQL}
 
 // rollupTables are the rollup tables and their time columns.
 var rollupTables = [][2]string{{"usage_rollups", "hour"}, {"usage_rollups_daily", "day"}}
@@ -57,9 +55,39 @@ func postedSQL(n int) string {
 	return `SELECT ref FROM ledger WHERE kind = 'charge' AND ref IN (?` + strings.Repeat(`, ?`, n-1) + `)`
 }
 
+// balancesSQL selects the balances of n accounts.
+func balancesSQL(n int) string {
+	return `SELECT id, balance FROM accounts WHERE id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
+}
+
+// valuesSQL is n rows of k placeholders: "(?, ?), (?, ?)" for n = k = 2.
+func valuesSQL(n, k int) string {
+	row := `(?` + strings.Repeat(`, ?`, k-1) + `)`
+	return row + strings.Repeat(`, `+row, n-1)
+}
+
+// debitsSQL sets n accounts' balances and adds to their spent amounts,
+// given (id, balance, spent) rows: one statement per chunk of a batch's
+// accounts instead of one per account (~6 µs each with the pure-Go driver).
+func debitsSQL(n int) string {
+	return `WITH d(id, balance, spent) AS (VALUES ` + valuesSQL(n, 3) + `)
+		UPDATE accounts SET balance = d.balance, spent = accounts.spent + d.spent
+		FROM d WHERE accounts.id = d.id`
+}
+
+// keyUsesSQL adds to n keys' spent amounts and moves their last_used_at to
+// a newer time (never back), given (id, spent, time) rows.
+func keyUsesSQL(n int) string {
+	return `WITH u(id, spent, used) AS (VALUES ` + valuesSQL(n, 3) + `)
+		UPDATE api_keys SET spent = api_keys.spent + u.spent,
+			last_used_at = MAX(COALESCE(api_keys.last_used_at, u.used), u.used)
+		FROM u WHERE api_keys.id = u.id`
+}
+
 // prepareUsage prepares s.usage; Close releases it.
 func (s *Store) prepareUsage(ctx context.Context) (err error) {
-	u := &usageStmts{posted: map[int]*sql.Stmt{},
+	u := &usageStmts{posted: map[int]*sql.Stmt{}, balances: map[int]*sql.Stmt{}, debits: map[int]*sql.Stmt{},
+		keyUses: map[int]*sql.Stmt{},
 		rollups: map[string]map[int]*sql.Stmt{}, single: map[string]*sql.Stmt{}}
 	s.usage = u
 	prep := func(q string) *sql.Stmt {
@@ -73,7 +101,8 @@ func (s *Store) prepareUsage(ctx context.Context) (err error) {
 		return st
 	}
 	for _, n := range chunkSizes {
-		u.posted[n] = prep(postedSQL(n))
+		u.posted[n], u.balances[n] = prep(postedSQL(n)), prep(balancesSQL(n))
+		u.debits[n], u.keyUses[n] = prep(debitsSQL(n)), prep(keyUsesSQL(n))
 	}
 	for _, t := range rollupTables {
 		u.rollups[t[0]] = map[int]*sql.Stmt{}
@@ -93,7 +122,7 @@ func (u *usageStmts) close() error {
 		return nil
 	}
 	var errs []error
-	maps := []map[int]*sql.Stmt{u.posted}
+	maps := []map[int]*sql.Stmt{u.posted, u.balances, u.debits, u.keyUses}
 	for _, m := range u.rollups {
 		maps = append(maps, m)
 	}
