@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -117,6 +118,31 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if len(recs) != 4 || recs[0].Cost+recs[1].Cost+recs[2].Cost+recs[3].Cost != 4001 {
 			t.Errorf("records %+v", recs)
 		}
+	})
+
+	t.Run("ChargeToMissingAccountFails", func(t *testing.T) {
+		// A charge needs its account's balance: a batch charging an
+		// account the store does not have fails whole, for both ways in.
+		s := newStore(t)
+		a := newAccount(t, "known", at(0))
+		if err := s.CreateAccount(ctx(t), a); err != nil {
+			t.Fatal(err)
+		}
+		ok := usageRecord("req_ok", a.ID, at(time.Second))
+		ok.KeyID, ok.Cost = "", 5
+		lost := usageRecord("req_lost", "acct_missing", at(time.Second))
+		lost.KeyID, lost.Cost = "", 7
+		for name, write := range map[string]func(context.Context, []store.UsageRecord) error{
+			"InsertUsage": s.InsertUsage, "AppendUsage": s.AppendUsage,
+		} {
+			if err := write(ctx(t), []store.UsageRecord{ok, lost}); err == nil {
+				t.Errorf("%s charging a missing account: no error", name)
+			}
+		}
+		if got := listUsage(t, s, store.UsageFilter{}); len(got) != 0 {
+			t.Errorf("%d records stored by failed batches", len(got))
+		}
+		checkBalance(t, s, a.ID, 0, 0)
 	})
 
 	t.Run("AppendedThenReplayedChargesOnce", func(t *testing.T) {
