@@ -24,7 +24,7 @@ import (
 // loadSpec describes one closed-loop measurement.
 type loadSpec struct {
 	URL      string
-	Key      string // sent as a Bearer token
+	Keys     []string // sent as Bearer tokens, each client taking them in turn (none: no Authorization)
 	Body     []byte
 	Stream   bool
 	Events   int // data events a stream must carry before [DONE]; 0 accepts any number
@@ -71,6 +71,8 @@ func newClient(clients int) *http.Client {
 // worker is one client's state; only its own goroutine touches it.
 type worker struct {
 	hdr  http.Header
+	auth []string // "Bearer " + each key, sent in turn from next
+	next int
 	br   *bufio.Reader
 	buf  bytes.Buffer
 	lat  []time.Duration
@@ -79,15 +81,25 @@ type worker struct {
 	msgs []string
 }
 
-func newWorker(s *loadSpec) *worker {
+// newWorker returns client i's state; clients start at keys spread over
+// s.Keys, so that with as many keys as clients each client sends one.
+func newWorker(s *loadSpec, i int) *worker {
+	auth := make([]string, len(s.Keys))
+	for k, key := range s.Keys {
+		auth[k] = "Bearer " + key
+	}
 	h := http.Header{}
-	h.Set("Authorization", "Bearer "+s.Key)
+	if len(auth) > 0 {
+		h.Set("Authorization", auth[0])
+	}
 	h.Set("Content-Type", "application/json")
 	if s.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
 	return &worker{
 		hdr:  h,
+		auth: auth,
+		next: i * len(auth) / max(s.Clients, 1),
 		br:   bufio.NewReaderSize(nil, 64<<10),
 		lat:  make([]time.Duration, 0, 1<<12),
 		ttfb: make([]time.Duration, 0, 1<<12),
@@ -113,7 +125,7 @@ func runLoad(ctx context.Context, client *http.Client, s loadSpec) loadResult {
 	workers := make([]*worker, s.Clients)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := newWorker(&s)
+		w := newWorker(&s, i)
 		workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -173,6 +185,10 @@ func (w *worker) do(ctx context.Context, client *http.Client, s *loadSpec, t0 ti
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(s.Body))
 	if err != nil {
 		return 0, err
+	}
+	if len(w.auth) > 1 {
+		w.hdr["Authorization"][0] = w.auth[w.next] // the previous request is done with it
+		w.next = (w.next + 1) % len(w.auth)
 	}
 	req.Header = w.hdr
 	resp, err := client.Do(req)

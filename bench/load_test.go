@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -97,7 +98,7 @@ func TestClientAgainstUpstream(t *testing.T) {
 	client := newClient(2)
 	for _, stream := range []bool{false, true} {
 		r := runLoad(context.Background(), client, loadSpec{
-			URL: srv.URL + "/v1/chat/completions", Key: "k", Body: requestBody(stream), Stream: stream,
+			URL: srv.URL + "/v1/chat/completions", Keys: []string{"k"}, Body: requestBody(stream), Stream: stream,
 			Events: streamEvents, Clients: 2, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
 		})
 		if r.Errors != 0 || r.Requests == 0 || r.P50 <= 0 || r.TTFB50 <= 0 || r.TTFB50 > r.P99 {
@@ -157,5 +158,51 @@ func TestUpstreamUsageChunk(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("request without messages: status %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestKeysTakenInTurn: each client sends its requests with the keys in
+// turn, the clients starting at keys spread over the list.
+func TestKeysTakenInTurn(t *testing.T) {
+	up := newUpstream().handler()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("Authorization")]++
+		mu.Unlock()
+		up.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		keys    []string
+		clients int
+		first   []int // each client's first key
+	}{
+		{[]string{"k"}, 2, []int{0, 0}},
+		{[]string{"a", "b", "c", "d"}, 2, []int{0, 2}},
+		{[]string{"a", "b", "c", "d", "e", "f"}, 3, []int{0, 2, 4}},
+	} {
+		s := loadSpec{URL: srv.URL + "/v1/chat/completions", Keys: tc.keys, Body: requestBody(false), Clients: tc.clients}
+		for i, want := range tc.first {
+			if got := newWorker(&s, i).next; got != want {
+				t.Errorf("%d keys, %d clients: client %d starts at key %d, want %d", len(tc.keys), tc.clients, i, got, want)
+			}
+		}
+		seen = map[string]int{}
+		s.Warmup, s.Duration = 10*time.Millisecond, 100*time.Millisecond
+		if r := runLoad(context.Background(), newClient(tc.clients), s); r.Errors != 0 || r.Requests == 0 {
+			t.Fatalf("%d keys: %+v", len(tc.keys), r)
+		}
+		mu.Lock()
+		if len(seen) != len(tc.keys) {
+			t.Errorf("%d keys: the upstream saw %v", len(tc.keys), seen)
+		}
+		for _, k := range tc.keys {
+			if seen["Bearer "+k] == 0 {
+				t.Errorf("key %q never sent (saw %v)", k, seen)
+			}
+		}
+		mu.Unlock()
 	}
 }

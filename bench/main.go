@@ -81,6 +81,7 @@ type options struct {
 	Keep        bool          `json:"-"`
 	Pprof       string        `json:"-"`
 	Only        string        `json:"only,omitempty"`
+	Tenants     int           `json:"tenants"`
 	role        string        // hidden: "upstream" or "proxy" when re-executed as a child
 	upstream    string        // hidden: the proxy role's upstream URL
 }
@@ -97,6 +98,7 @@ func parseOptions() options {
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temp dir (modelgate binary for symbolising profiles, config, database, logs)")
 	fs.StringVar(&o.Pprof, "pprof", "", "write modelgate's CPU profile (whole run) to this file")
 	fs.StringVar(&o.Only, "only", "", "run only this pass: stream or non-stream")
+	fs.IntVar(&o.Tenants, "tenants", 1, "spread requests over this many funded accounts with a key each")
 	fs.StringVar(&o.role, "role", "", "internal: run as a child process (upstream|proxy)")
 	fs.StringVar(&o.upstream, "upstream", "", "internal: the proxy role's upstream URL")
 	fs.Usage = func() {
@@ -113,8 +115,8 @@ func parseOptions() options {
 		})
 	}
 	_ = fs.Parse(os.Args[1:])
-	if o.Clients < 1 || o.Rounds < 1 || o.Duration <= 0 || o.Warmup < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -clients and -rounds must be ≥ 1, -duration > 0, -warmup ≥ 0")
+	if o.Clients < 1 || o.Rounds < 1 || o.Tenants < 1 || o.Duration <= 0 || o.Warmup < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -clients, -rounds and -tenants must be ≥ 1, -duration > 0, -warmup ≥ 0")
 		os.Exit(2)
 	}
 	return o
@@ -232,7 +234,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests)), 0o600); err != nil {
 		return nil, err
 	}
-	key, err := createKey(ctx, bin, cfg)
+	keys, err := createKeys(ctx, bin, cfg, o.Tenants)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +273,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		passes = kept
 	}
 	client := newClient(o.Clients)
-	if err := preflight(ctx, client, key, targets, passes); err != nil {
+	if err := preflight(ctx, client, keys, targets, passes); err != nil {
 		return nil, err
 	}
 	progress(fmt.Sprintf("modelgate pid %d, proxy pid %d, upstream pid %d; attach a profiler with e.g. `perf record -g -p %d` (windows are printed at the end)",
@@ -293,7 +295,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 				order = []int{1, 0}
 			}
 			for _, t := range order {
-				m := measure(ctx, client, o, key, targets[t], ps, up.pid(), mgStarted)
+				m := measure(ctx, client, o, keys, targets[t], ps, up.pid(), mgStarted)
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
@@ -331,7 +333,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 }
 
 // measure runs one measurement and the CPU accounting around its window.
-func measure(ctx context.Context, client *http.Client, o options, key string, t target, p pass, upPID int, mgStarted time.Time) measurement {
+func measure(ctx context.Context, client *http.Client, o options, keys []string, t target, p pass, upPID int, mgStarted time.Time) measurement {
 	var cpu0, cpu1 [3]time.Duration
 	var box0, box1 cpuStat
 	var sys0, sys1 int64
@@ -341,7 +343,7 @@ func measure(ctx context.Context, client *http.Client, o options, key string, t 
 		return [3]time.Duration{cpuTime(t.proc.pid()), cpuTime(upPID), cpuTime(0)}
 	}
 	r := runLoad(ctx, client, loadSpec{
-		URL: t.url, Key: key, Body: p.body, Stream: p.stream, Events: streamEvents,
+		URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents,
 		Clients: o.Clients, Warmup: o.Warmup, Duration: o.Duration,
 		OnWindow: func(open bool) {
 			if open {
@@ -364,15 +366,18 @@ func measure(ctx context.Context, client *http.Client, o options, key string, t 
 	return m
 }
 
-// preflight sends one request of each kind to each target, so that a
-// broken setup fails at once with the response that shows why.
-func preflight(ctx context.Context, client *http.Client, key string, targets []target, passes []pass) error {
+// preflight sends one request of each kind with each key to each target,
+// so that a broken setup fails at once with the response that shows why.
+func preflight(ctx context.Context, client *http.Client, keys []string, targets []target, passes []pass) error {
 	for _, t := range targets {
 		for _, p := range passes {
-			s := loadSpec{URL: t.url, Key: key, Body: p.body, Stream: p.stream, Events: streamEvents}
-			if _, err := newWorker(&s).do(ctx, client, &s, time.Now()); err != nil {
-				return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s",
-					p.name, t.name, t.url, p.body, err, logTail(t.proc.logPath))
+			s := loadSpec{URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents, Clients: 1}
+			w := newWorker(&s, 0)
+			for range keys {
+				if _, err := w.do(ctx, client, &s, time.Now()); err != nil {
+					return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s",
+						p.name, t.name, t.url, p.body, err, logTail(t.proc.logPath))
+				}
 			}
 		}
 	}
@@ -587,6 +592,9 @@ func (rep *report) print(out io.Writer) {
 	}
 	fmt.Fprintf(out, "\nsettings: %d clients, %gs measured after %gs warm-up, %d round(s) (median reported), prompt %d B of text\n",
 		s.Clients, rep.DurationS, rep.WarmupS, s.Rounds, rep.PromptBytes)
+	if s.Tenants > 1 {
+		fmt.Fprintf(out, "          requests spread over %d accounts with a key each, every client taking the keys in turn\n", s.Tenants)
+	}
 	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events\n\n",
 		rep.LogLevel, s.LogRequests, rep.StreamEvents)
 

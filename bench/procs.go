@@ -140,12 +140,33 @@ func buildModelgate(ctx context.Context, dir string) (string, error) {
 	return out, nil
 }
 
-// createKey runs `modelgate keys create` for an account "bench", credits
-// it with enough for any run (billing stays on: gpt-4o-mini is priced),
-// and returns the printed secret.
-func createKey(ctx context.Context, bin, config string) (string, error) {
+// createKeys makes n funded accounts with a key each and returns the keys'
+// secrets: the account "bench" for n = 1, else "bench-000" and on.
+func createKeys(ctx context.Context, bin, config string, n int) ([]string, error) {
+	if n > 1 {
+		progress(fmt.Sprintf("creating %d accounts and keys", n))
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		account := "bench"
+		if n > 1 {
+			account = fmt.Sprintf("bench-%03d", i)
+		}
+		key, err := createKey(ctx, bin, config, account)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = key
+	}
+	return keys, nil
+}
+
+// createKey runs `modelgate keys create` for account, credits it with
+// enough for any run (billing stays on: gpt-4o-mini is priced), and
+// returns the printed secret.
+func createKey(ctx context.Context, bin, config, account string) (string, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "keys", "create", "--group", "default", "--account", "bench", "--name", "bench", "--config", config)
+	cmd := exec.CommandContext(ctx, bin, "keys", "create", "--group", "default", "--account", account, "--name", "bench", "--config", config)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("modelgate keys create: %w: %s", err, strings.TrimSpace(stderr.String()))
@@ -155,7 +176,7 @@ func createKey(ctx context.Context, bin, config string) (string, error) {
 		return "", fmt.Errorf("modelgate keys create printed %q, want one secret", stdout.String())
 	}
 	stderr.Reset()
-	credit := exec.CommandContext(ctx, bin, "accounts", "credit", "bench", "1000000", "--config", config)
+	credit := exec.CommandContext(ctx, bin, "accounts", "credit", account, "1000000", "--config", config)
 	credit.Stderr = &stderr
 	if err := credit.Run(); err != nil {
 		return "", fmt.Errorf("modelgate accounts credit: %w: %s", err, strings.TrimSpace(stderr.String()))
