@@ -48,7 +48,7 @@ func (s *Store) AccountByName(ctx context.Context, name string) (store.Account, 
 
 // AccountByID finds an account by ID; store.ErrNotFound if none.
 func (s *Store) AccountByID(ctx context.Context, id string) (store.Account, error) {
-	a, err := scanAccount(s.db.QueryRowContext(ctx, selectAccount+` WHERE id = ?`, id))
+	a, err := scanAccount(s.accountByID.QueryRowContext(ctx, id))
 	if err != nil {
 		return store.Account{}, wrap(fmt.Sprintf("account by id %q", id), err)
 	}

@@ -53,7 +53,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (store.Key, error) {
 
 // KeyByID finds a key by ID; store.ErrNotFound if none.
 func (s *Store) KeyByID(ctx context.Context, id string) (store.Key, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
+	k, err := scanKey(s.keyByID.QueryRowContext(ctx, id))
 	if err != nil {
 		return store.Key{}, wrap(fmt.Sprintf("key by id %q", id), err)
 	}
