@@ -248,18 +248,8 @@ func (p *chargePlan) apply(b *batchTx) error {
 		a := p.accts[id]
 		args = append(args, id, a.balance, a.spent)
 	}
-	err := inChunks(len(ids), func(lo, hi int) error {
-		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.debits }, debitsSQL, hi-lo)
-		if err == nil {
-			_, err = st.ExecContext(b.ctx, args[3*lo:3*hi]...)
-		}
-		if err != nil {
-			return fmt.Errorf("debit %q…: %w", ids[lo], err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	if err := b.execRows(func(u *usageStmts) map[int]*sql.Stmt { return u.debits }, debitsSQL, args, 3); err != nil {
+		return fmt.Errorf("debit accounts: %w", err)
 	}
 	seq, err := b.stmt(setLedgerSeqSQL)
 	if err != nil {

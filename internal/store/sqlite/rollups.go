@@ -118,14 +118,8 @@ func upsertRollups(b *batchTx, table, col string, sums map[rollupKey]*store.Usag
 	}
 	prepared := func(u *usageStmts) map[int]*sql.Stmt { return u.rollups[table] }
 	sqlFor := func(n int) string { return rollupRowsSQL(table, col, n) }
-	return inChunks(len(keys), func(lo, hi int) error {
-		st, err := b.multi(prepared, sqlFor, hi-lo)
-		if err == nil {
-			_, err = st.ExecContext(b.ctx, args[lo*rollupParams:hi*rollupParams]...)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", table, err)
-		}
-		return nil
-	})
+	if err := b.execRows(prepared, sqlFor, args, rollupParams); err != nil {
+		return fmt.Errorf("%s: %w", table, err)
+	}
+	return nil
 }

@@ -232,14 +232,8 @@ func updateKeys(b *batchTx, recs []store.UsageRecord, spent map[string]money.Mic
 	for _, id := range ids {
 		args = append(args, id, spent[id], newest[id])
 	}
-	return inChunks(len(ids), func(lo, hi int) error {
-		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.keyUses }, keyUsesSQL, hi-lo)
-		if err == nil {
-			_, err = st.ExecContext(b.ctx, args[3*lo:3*hi]...)
-		}
-		if err != nil {
-			return fmt.Errorf("keys %q…: %w", ids[lo], err)
-		}
-		return nil
-	})
+	if err := b.execRows(func(u *usageStmts) map[int]*sql.Stmt { return u.keyUses }, keyUsesSQL, args, 3); err != nil {
+		return fmt.Errorf("keys' spent and last use: %w", err)
+	}
+	return nil
 }

@@ -224,6 +224,19 @@ func inChunks(n int, fn func(lo, hi int) error) error {
 	return nil
 }
 
+// execRows runs the multi-row statement of prepared (one of usageStmts'
+// maps; or one prepared from sqlFor) over args, rows of width parameters
+// each, in chunks of chunkSizes.
+func (b *batchTx) execRows(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, args []any, width int) error {
+	return inChunks(len(args)/width, func(lo, hi int) error {
+		st, err := b.multi(prepared, sqlFor, hi-lo)
+		if err == nil {
+			_, err = st.ExecContext(b.ctx, args[width*lo:width*hi]...)
+		}
+		return err
+	})
+}
+
 // lookupIDs returns which of ids the n-row query (prepared, or built by
 // sqlFor) returns, in chunks.
 func (b *batchTx) lookupIDs(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, ids []any) (map[string]bool, error) {
