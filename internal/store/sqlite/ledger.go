@@ -181,30 +181,23 @@ func readBalances(b *batchTx, p *chargePlan) error {
 	for i, id := range p.order {
 		ids[i] = id
 	}
-	return inChunks(len(ids), func(lo, hi int) error {
-		st, err := b.multi(func(u *usageStmts) map[int]*sql.Stmt { return u.balances }, balancesSQL, hi-lo)
-		if err != nil {
+	err := b.queryRows(func(u *usageStmts) map[int]*sql.Stmt { return u.balances }, balancesSQL, ids, func(rows *sql.Rows) error {
+		var (
+			id      string
+			balance money.Micros
+		)
+		if err := rows.Scan(&id, &balance); err != nil {
 			return err
 		}
-		rows, err := st.QueryContext(b.ctx, ids[lo:hi]...)
-		if err != nil {
-			return fmt.Errorf("balances: %w", err)
+		if a := p.accts[id]; a != nil {
+			a.balance, a.found = balance, true
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				id      string
-				balance money.Micros
-			)
-			if err := rows.Scan(&id, &balance); err != nil {
-				return fmt.Errorf("balances: %w", err)
-			}
-			if a := p.accts[id]; a != nil {
-				a.balance, a.found = balance, true
-			}
-		}
-		return rows.Err()
+		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("balances: %w", err)
+	}
+	return nil
 }
 
 // postedCharges returns which of recs have a charge in the ledger table

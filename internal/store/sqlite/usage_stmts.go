@@ -241,7 +241,24 @@ func (b *batchTx) execRows(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor 
 // sqlFor) returns, in chunks.
 func (b *batchTx) lookupIDs(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, ids []any) (map[string]bool, error) {
 	var found map[string]bool
-	err := inChunks(len(ids), func(lo, hi int) error {
+	err := b.queryRows(prepared, sqlFor, ids, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		if found == nil {
+			found = map[string]bool{}
+		}
+		found[id] = true
+		return nil
+	})
+	return found, err
+}
+
+// queryRows runs the n-row query of prepared (or one prepared from
+// sqlFor) over ids, in chunks, and calls scan with each row.
+func (b *batchTx) queryRows(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor func(int) string, ids []any, scan func(*sql.Rows) error) error {
+	return inChunks(len(ids), func(lo, hi int) error {
 		st, err := b.multi(prepared, sqlFor, hi-lo)
 		if err != nil {
 			return err
@@ -252,16 +269,10 @@ func (b *batchTx) lookupIDs(prepared func(*usageStmts) map[int]*sql.Stmt, sqlFor
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			if err := scan(rows); err != nil {
 				return err
 			}
-			if found == nil {
-				found = map[string]bool{}
-			}
-			found[id] = true
 		}
 		return rows.Err()
 	})
-	return found, err
 }
