@@ -12,6 +12,19 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
+// fundedAccount creates an account named name with one unit topped up.
+func fundedAccount(t *testing.T, s store.Store, name string) store.Account {
+	t.Helper()
+	a := newAccount(t, name, at(0))
+	if err := s.CreateAccount(ctx(t), a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // checkBalance fails unless the account's balance and spent are as given
 // and the balance equals the sum of its ledger.
 func checkBalance(t *testing.T, s store.Store, id string, balance, spent money.Micros) {
@@ -147,13 +160,7 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 	t.Run("AppendedThenReplayedChargesOnce", func(t *testing.T) {
 		s := newStore(t)
-		a := newAccount(t, "replay", at(0))
-		if err := s.CreateAccount(ctx(t), a); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
-			t.Fatal(err)
-		}
+		a := fundedAccount(t, s, "replay")
 		rec := func(id string, cost money.Micros, sec int) store.UsageRecord {
 			r := usageRecord(id, a.ID, at(time.Duration(sec)*time.Second))
 			r.KeyID, r.Cost = "", cost
@@ -177,13 +184,7 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 	t.Run("LargeBatchChargesEachOnce", func(t *testing.T) {
 		s := newStore(t)
-		a := newAccount(t, "bulk", at(0))
-		if err := s.CreateAccount(ctx(t), a); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
-			t.Fatal(err)
-		}
+		a := fundedAccount(t, s, "bulk")
 		// More records than one statement takes, with an id repeated inside
 		// the batch (charged once) and across the statement boundary.
 		var batch []store.UsageRecord
