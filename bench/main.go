@@ -82,6 +82,7 @@ type options struct {
 	Pprof       string        `json:"-"`
 	Only        string        `json:"only,omitempty"`
 	Tenants     int           `json:"tenants"`
+	Usage       string        `json:"usage,omitempty"`
 	role        string        // hidden: "upstream" or "proxy" when re-executed as a child
 	upstream    string        // hidden: the proxy role's upstream URL
 }
@@ -99,6 +100,7 @@ func parseOptions() options {
 	fs.StringVar(&o.Pprof, "pprof", "", "write modelgate's CPU profile (whole run) to this file")
 	fs.StringVar(&o.Only, "only", "", "run only this pass: stream or non-stream")
 	fs.IntVar(&o.Tenants, "tenants", 1, "spread requests over this many funded accounts with a key each")
+	fs.StringVar(&o.Usage, "usage", "", "modelgate's usage section as a YAML flow mapping, e.g. '{flush_interval: 200ms, batch_size: 1024}' (default: modelgate's defaults)")
 	fs.StringVar(&o.role, "role", "", "internal: run as a child process (upstream|proxy)")
 	fs.StringVar(&o.upstream, "upstream", "", "internal: the proxy role's upstream URL")
 	fs.Usage = func() {
@@ -231,7 +233,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "modelgate.yaml")
-	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests, o.Usage)), 0o600); err != nil {
 		return nil, err
 	}
 	keys, err := createKeys(ctx, bin, cfg, o.Tenants)
@@ -384,7 +386,12 @@ func preflight(ctx context.Context, client *http.Client, keys []string, targets 
 	return nil
 }
 
-func modelgateConfig(listen, upstream, dir string, logRequests bool) string {
+// modelgateConfig is the config file modelgate is started with; usage, when
+// not empty, is its usage section (a YAML flow mapping).
+func modelgateConfig(listen, upstream, dir string, logRequests bool, usage string) string {
+	if usage != "" {
+		usage = "usage: " + usage + "\n"
+	}
 	return fmt.Sprintf(`listen: %s
 database: sqlite:%s
 log: {level: warn, requests: %t}
@@ -396,7 +403,7 @@ providers:
     models: [%s]
 groups:
   default: {models: ["*"]}
-`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model)
+%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, usage)
 }
 
 const (
@@ -594,6 +601,9 @@ func (rep *report) print(out io.Writer) {
 		s.Clients, rep.DurationS, rep.WarmupS, s.Rounds, rep.PromptBytes)
 	if s.Tenants > 1 {
 		fmt.Fprintf(out, "          requests spread over %d accounts with a key each, every client taking the keys in turn\n", s.Tenants)
+	}
+	if s.Usage != "" {
+		fmt.Fprintf(out, "          modelgate's usage section: %s\n", s.Usage)
 	}
 	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events\n\n",
 		rep.LogLevel, s.LogRequests, rep.StreamEvents)
