@@ -35,8 +35,8 @@ const (
 	defaultGCPercent       = 200
 	defaultLogLevel        = "info"
 	defaultLogFormat       = "text"
-	defaultBatchSize       = 1024
-	defaultFlushInterval   = Duration(200 * time.Millisecond)
+	defaultBatchSize       = 8192
+	defaultFlushInterval   = Duration(time.Second)
 	defaultWeight          = 1
 	defaultTimeout         = Duration(10 * time.Minute)
 	defaultIdleTimeout     = Duration(2 * time.Minute)

@@ -24,7 +24,7 @@ func TestDefaultValidates(t *testing.T) {
 	if c.Log.Level != "info" || c.Log.Format != "text" || !c.Log.RequestsEnabled() {
 		t.Errorf("Default().Log = %+v", c.Log)
 	}
-	if c.Usage.BatchSize != 1024 || c.Usage.FlushInterval != Duration(200*time.Millisecond) {
+	if c.Usage.BatchSize != 8192 || c.Usage.FlushInterval != Duration(time.Second) {
 		t.Errorf("Default().Usage = %+v", c.Usage)
 	}
 	want := []Provider{{Name: "demo", Type: "demo", Weight: 1, Timeout: Duration(10 * time.Minute), IdleTimeout: Duration(2 * time.Minute)}}

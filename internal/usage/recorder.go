@@ -34,11 +34,27 @@ type Writer interface {
 	InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 }
 
+// The defaults of Options, which the configuration's usage section shares.
+const (
+	DefaultBatchSize     = 8192
+	DefaultFlushInterval = time.Second
+)
+
 // Options tunes a Recorder; zero fields take the defaults shown.
 type Options struct {
-	BatchSize     int           // flush when this many are buffered (default 1024)
-	FlushInterval time.Duration // flush at least this often (default 200ms)
-	Buffer        int           // channel capacity (default 8192)
+	// BatchSize caps a batch: the flusher is woken early when this many
+	// records wait (default 8192).
+	BatchSize int
+	// FlushInterval is how long a record may wait for its batch (default
+	// 1s). What a batch costs the store per account and key in it (a
+	// block, a balance, a key's spent, rollup rows) is paid once per
+	// batch, so the longer a batch gathers, the less each record costs
+	// when many tenants are active (docs/usage-records.md).
+	FlushInterval time.Duration
+	// Buffer is the channel's capacity (default 2 × BatchSize, at least
+	// 8192): it holds the batch being gathered and what arrives while the
+	// previous one is written.
+	Buffer int
 	Logger        *slog.Logger  // where failures and unwritten records go (default slog.Default())
 
 	// RetryBackoff is the wait before retrying a failed batch; it doubles
@@ -58,13 +74,13 @@ type Options struct {
 // withDefaults fills the zero fields of o.
 func (o Options) withDefaults() Options {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 1024
+		o.BatchSize = DefaultBatchSize
 	}
 	if o.FlushInterval <= 0 {
-		o.FlushInterval = 200 * time.Millisecond
+		o.FlushInterval = DefaultFlushInterval
 	}
 	if o.Buffer <= 0 {
-		o.Buffer = 8192
+		o.Buffer = max(8192, 2*o.BatchSize)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
