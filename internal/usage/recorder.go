@@ -55,7 +55,7 @@ type Options struct {
 	// 8192): it holds the batch being gathered and what arrives while the
 	// previous one is written.
 	Buffer int
-	Logger        *slog.Logger  // where failures and unwritten records go (default slog.Default())
+	Logger *slog.Logger // where failures and unwritten records go (default slog.Default())
 
 	// RetryBackoff is the wait before retrying a failed batch; it doubles
 	// after each failure up to MaxRetryBackoff (default 100ms).
