@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,10 +15,16 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
+// fakeKeys is a KeyLookup over a map, keeping store.Keys' contract on the
+// version: revoke moves it, as the store's triggers do.
 type fakeKeys struct {
-	keys    map[string]store.Key // by string(hash)
-	lookups atomic.Int64
-	fail    error
+	keys         map[string]store.Key // by string(hash)
+	version      int64
+	lookups      atomic.Int64
+	versionReads atomic.Int64
+	fail         error  // of KeyByHash
+	versionFail  error  // of KeysVersion
+	afterLookup  func() // runs once KeyByHash has read the key
 }
 
 func (f *fakeKeys) KeyByHash(_ context.Context, h []byte) (store.Key, error) {
@@ -29,7 +36,23 @@ func (f *fakeKeys) KeyByHash(_ context.Context, h []byte) (store.Key, error) {
 	if !ok {
 		return store.Key{}, store.ErrNotFound
 	}
+	if f.afterLookup != nil {
+		f.afterLookup()
+	}
 	return k, nil
+}
+
+func (f *fakeKeys) KeysVersion(context.Context) (int64, error) {
+	f.versionReads.Add(1)
+	return f.version, f.versionFail
+}
+
+// revoke revokes the key with hash h at t and moves the version.
+func (f *fakeKeys) revoke(h []byte, t time.Time) {
+	k := f.keys[string(h)]
+	k.RevokedAt = t
+	f.keys[string(h)] = k
+	f.version++
 }
 
 func TestAuthenticate(t *testing.T) {
@@ -96,12 +119,93 @@ func TestAuthenticateCache(t *testing.T) {
 		t.Fatalf("store read %d times within the TTL, want 1", n)
 	}
 	// Revocation is seen once the entry expires.
-	k := keys.keys[string(hash)]
-	k.RevokedAt = now
-	keys.keys[string(hash)] = k
+	keys.revoke(hash, now)
 	now = now.Add(6 * time.Second)
 	if _, err := a.Authenticate(context.Background(), "Bearer "+secret); err == nil {
 		t.Fatal("revoked key still accepted after the TTL")
+	}
+}
+
+// Past the TTL, cached keys are revalidated by one read of the keys version
+// per TTL, not looked up again, unless the version moved; a key revoked is
+// refused at its first use after the TTL either way.
+func TestAuthenticateRevalidates(t *testing.T) {
+	const ttl = 5 * time.Second
+	var (
+		secrets [3]string
+		hashes  [3][]byte
+	)
+	keys := &fakeKeys{keys: map[string]store.Key{}}
+	for i := range secrets {
+		secret, _, hash := apikey.Generate()
+		secrets[i], hashes[i] = secret, hash
+		keys.keys[string(hash)] = store.Key{ID: fmt.Sprintf("key_%d", i), Hash: hash}
+	}
+	now := time.Unix(1000, 0)
+	a := NewAuthenticator(keys, ttl, func() time.Time { return now })
+
+	// The steps run in order: change happens first, then the clock moves
+	// by wait and every key authenticates once; ok is which keys are let
+	// in, lookups and versionReads how many of each the step made.
+	steps := []struct {
+		name                  string
+		wait                  time.Duration
+		change                func()
+		ok                    [3]bool
+		lookups, versionReads int64
+	}{
+		{name: "first use", ok: [3]bool{true, true, true}, lookups: 3, versionReads: 1},
+		{name: "within the TTL", wait: time.Second, ok: [3]bool{true, true, true}},
+		{name: "past the TTL, nothing changed", wait: ttl, ok: [3]bool{true, true, true}, versionReads: 1},
+		{name: "again", wait: ttl, ok: [3]bool{true, true, true}, versionReads: 1},
+		{name: "a key revoked: all are read again", wait: ttl, change: func() { keys.revoke(hashes[1], now) },
+			ok: [3]bool{true, false, true}, lookups: 3, versionReads: 1},
+		{name: "the revoked key is never cached", wait: time.Second, ok: [3]bool{true, false, true}, lookups: 1},
+		{name: "the version cannot be read: look every key up", wait: ttl, change: func() { keys.versionFail = errors.New("locked") },
+			ok: [3]bool{true, false, true}, lookups: 3, versionReads: 3},
+		{name: "and cache none", wait: time.Millisecond, ok: [3]bool{true, false, true}, lookups: 3, versionReads: 3},
+		// The entries the failure left were read at the version read now:
+		// still valid, so only the revoked key is looked up.
+		{name: "readable again", change: func() { keys.versionFail = nil },
+			ok: [3]bool{true, false, true}, lookups: 1, versionReads: 1},
+		{name: "cached again", wait: time.Second, ok: [3]bool{true, false, true}, lookups: 1},
+	}
+	for _, st := range steps {
+		if st.change != nil {
+			st.change()
+		}
+		now = now.Add(st.wait)
+		lookups, versionReads := keys.lookups.Load(), keys.versionReads.Load()
+		for i, secret := range secrets {
+			_, err := a.Authenticate(context.Background(), "Bearer "+secret)
+			if (err == nil) != st.ok[i] {
+				t.Errorf("%s: key %d: err %v, want accepted %t", st.name, i, err, st.ok[i])
+			}
+		}
+		if n := keys.lookups.Load() - lookups; n != st.lookups {
+			t.Errorf("%s: %d key lookups, want %d", st.name, n, st.lookups)
+		}
+		if n := keys.versionReads.Load() - versionReads; n != st.versionReads {
+			t.Errorf("%s: %d version reads, want %d", st.name, n, st.versionReads)
+		}
+	}
+}
+
+// A key revoked just after its lookup read it (the version moved after
+// the Authenticator read it) is refused once the TTL has passed: the entry
+// records the version read before the key, not after.
+func TestAuthenticateRevokedDuringLookup(t *testing.T) {
+	secret, _, hash := apikey.Generate()
+	keys := &fakeKeys{keys: map[string]store.Key{string(hash): {ID: "key_1", Hash: hash}}}
+	now := time.Unix(1000, 0)
+	keys.afterLookup = func() { keys.afterLookup = nil; keys.revoke(hash, now) }
+	a := NewAuthenticator(keys, 5*time.Second, func() time.Time { return now })
+	if _, err := a.Authenticate(context.Background(), "Bearer "+secret); err != nil {
+		t.Fatalf("first use (read before the revocation): %v", err)
+	}
+	now = now.Add(6 * time.Second)
+	if _, err := a.Authenticate(context.Background(), "Bearer "+secret); err == nil {
+		t.Fatal("key revoked during its lookup still accepted after the TTL")
 	}
 }
 

@@ -177,6 +177,14 @@ type Keys interface {
 	CreateKey(ctx context.Context, k Key) error
 	// KeyByHash finds a key, revoked or not, by the SHA-256 of its secret.
 	KeyByHash(ctx context.Context, hash []byte) (Key, error)
+	// KeysVersion is a number that changes with every change that can
+	// make a key KeyByHash found stop authenticating (a key revoked or
+	// changed, an account disabled), whoever makes it, and is otherwise
+	// left alone: not by a key's spent or last use, a balance, or a new
+	// key. A key read after the version was v is still as read while
+	// the version is v, so a cache of verified keys revalidates them
+	// all with this one read.
+	KeysVersion(ctx context.Context) (int64, error)
 	// KeyByID finds a key by ID (fresh Spent for spend caps).
 	KeyByID(ctx context.Context, id string) (Key, error)
 	// ListKeys lists all keys, oldest first.

@@ -51,6 +51,16 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (store.Key, error) {
 	return k, nil
 }
 
+// KeysVersion reads the number migration 0011's triggers move with every
+// change that can make a key stop authenticating; see store.Keys.
+func (s *Store) KeysVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.keysVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+		return 0, wrap("keys version", err)
+	}
+	return v, nil
+}
+
 // KeyByID finds a key by ID; store.ErrNotFound if none.
 func (s *Store) KeyByID(ctx context.Context, id string) (store.Key, error) {
 	k, err := scanKey(s.keyByID.QueryRowContext(ctx, id))

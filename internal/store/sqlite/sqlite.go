@@ -40,10 +40,11 @@ type Store struct {
 	// Prepared once, for the request path: KeyByHash authenticates a key
 	// the gateway has not cached; AccountByID and KeyByID refresh the
 	// balances and spend caps billing reserves against (parsing the
-	// query was two thirds of a read's CPU).
-	keyByHash, keyByID, accountByID *sql.Stmt
-	usage                           *usageStmts // prepared once: InsertUsage's and AppendUsage's statements
-	log                             *slog.Logger
+	// query was two thirds of a read's CPU); KeysVersion revalidates
+	// the keys the gateway has cached.
+	keyByHash, keyByID, accountByID, keysVersion *sql.Stmt
+	usage                                        *usageStmts // prepared once: InsertUsage's and AppendUsage's statements
+	log                                          *slog.Logger
 }
 
 var _ store.Store = (*Store)(nil)
@@ -121,6 +122,7 @@ func (s *Store) init(ctx context.Context) error {
 		{&s.keyByHash, selectKey + ` WHERE k.hash = ?`},
 		{&s.keyByID, selectKey + ` WHERE k.id = ?`},
 		{&s.accountByID, selectAccount + ` WHERE id = ?`},
+		{&s.keysVersion, `SELECT version FROM keys_version WHERE id = 1`},
 	} {
 		st, err := s.db.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -134,7 +136,7 @@ func (s *Store) init(ctx context.Context) error {
 // Close releases the prepared statements and every pooled connection.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.keyByHash, s.keyByID, s.accountByID} {
+	for _, st := range []*sql.Stmt{s.keyByHash, s.keyByID, s.accountByID, s.keysVersion} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
