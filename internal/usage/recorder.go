@@ -34,7 +34,8 @@ type Writer interface {
 	InsertUsage(ctx context.Context, recs []store.UsageRecord) error
 }
 
-// The defaults of Options, which the configuration's usage section shares.
+// The defaults of Options. The configuration's usage section fills in the
+// same values (internal/app's TestUsageDefaultsMatchTheRecorder keeps them equal).
 const (
 	DefaultBatchSize     = 8192
 	DefaultFlushInterval = time.Second
