@@ -28,13 +28,25 @@ type TokenPrice struct {
 	Input       money.Micros
 	Output      money.Micros
 	CachedInput money.Micros // 0: cached input tokens cost Input
+	// AudioInput and AudioOutput price audio tokens (a chat model that
+	// hears or speaks); 0: they cost Input and Output. Whether a model may
+	// be sent audio at all is the caller's decision (see ModelPrice.Audio).
+	AudioInput  money.Micros
+	AudioOutput money.Micros
 }
 
-// Tokens is a request's token usage.
+// Tokens is a request's token usage, and what it was charged besides
+// tokens.
 type Tokens struct {
-	Prompt     int64 // all input tokens, cached ones included
-	Cached     int64 // part of Prompt read from the vendor's cache
-	Completion int64 // all output tokens, reasoning included
+	Prompt          int64 // all input tokens, cached and audio ones included
+	Cached          int64 // part of Prompt read from the vendor's cache (text)
+	Completion      int64 // all output tokens, reasoning and audio included
+	AudioPrompt     int64 // part of Prompt that is audio
+	AudioCompletion int64 // part of Completion that is audio
+	// Fees are list-price charges outside token counts (built-in tool
+	// calls): added before the group's ratio, so the request is rounded
+	// once.
+	Fees money.Micros
 }
 
 // perMillion is the divisor for a price per million tokens times a ratio in
@@ -48,19 +60,24 @@ var ErrOverflow = errors.New("billing: cost overflows")
 // Cost is what t costs at p with the price ratio ratioPPM (money.PPM is 1),
 // rounded half up to the micro-unit.
 func Cost(p TokenPrice, t Tokens, ratioPPM int64) (money.Micros, error) {
-	if t.Prompt < 0 || t.Cached < 0 || t.Completion < 0 || p.Input < 0 || p.Output < 0 || p.CachedInput < 0 || ratioPPM < 0 {
+	if t.Prompt < 0 || t.Cached < 0 || t.Completion < 0 || t.AudioPrompt < 0 || t.AudioCompletion < 0 || t.Fees < 0 ||
+		p.Input < 0 || p.Output < 0 || p.CachedInput < 0 || p.AudioInput < 0 || p.AudioOutput < 0 || ratioPPM < 0 {
 		return 0, ErrOverflow
 	}
-	cached := min(t.Cached, t.Prompt)
-	cachedPrice := p.CachedInput
-	if cachedPrice == 0 {
-		cachedPrice = p.Input
+	audioIn, audioOut := min(t.AudioPrompt, t.Prompt), min(t.AudioCompletion, t.Completion)
+	cached := min(t.Cached, t.Prompt-audioIn)
+	terms := [6][2]int64{
+		{t.Prompt - audioIn - cached, int64(p.Input)},
+		{cached, int64(or(p.CachedInput, p.Input))},
+		{audioIn, int64(or(p.AudioInput, p.Input))},
+		{t.Completion - audioOut, int64(p.Output)},
+		{audioOut, int64(or(p.AudioOutput, p.Output))},
+		{int64(t.Fees), 1_000_000}, // a fee is a price per million of a million
 	}
 	const limit = 1 << 62 // each product and the sum stay below int64's limit
-	terms := [3][2]int64{{t.Prompt - cached, int64(p.Input)}, {cached, int64(cachedPrice)}, {t.Completion, int64(p.Output)}}
 	var sum int64
 	for _, tm := range terms {
-		if tm[0] != 0 && tm[1] > limit/3/tm[0] {
+		if tm[0] != 0 && tm[1] > limit/int64(len(terms))/tm[0] {
 			return 0, ErrOverflow
 		}
 		sum += tm[0] * tm[1]
@@ -70,6 +87,14 @@ func Cost(p TokenPrice, t Tokens, ratioPPM int64) (money.Micros, error) {
 		return 0, ErrOverflow
 	}
 	return money.Micros(c), nil
+}
+
+// or is p, or def when p is 0 (a price that defaults to another).
+func or(p, def money.Micros) money.Micros {
+	if p == 0 {
+		return def
+	}
+	return p
 }
 
 // Scale applies a price ratio to a flat amount (a per-image or per-second
@@ -103,6 +128,40 @@ type ModelPrice struct {
 	ImageSizes     []string     // the sizes (WxH) an image model accepts; nil: any
 	AudioPerSecond money.Micros // per second of input audio
 	VideoPerSecond money.Micros // per second of generated video (sizes may cost more: see the catalog)
+
+	// Tiers are the token prices of the vendor's service tiers other than
+	// its default ("priority", "flex"); a tier not listed has no price.
+	Tiers map[string]TokenPrice
+	// ToolCalls is the list price of one call of each built-in tool the
+	// vendor runs and charges for ("web_search"); a tool not listed has no
+	// price.
+	ToolCalls map[string]money.Micros
+	// Searches: every request runs one web search, charged at
+	// ToolCalls["web_search"] (OpenAI's search-preview chat models).
+	Searches bool
+}
+
+// DefaultTier is the tier every price applies to unless Tiers says
+// otherwise.
+const DefaultTier = "default"
+
+// TierPrice is the token price of a service tier: the default price for
+// "", "auto" and "default" (what the vendor runs a request at unless it is
+// asked for another tier), else the tier's entry; ok is false when the
+// tier has no price.
+func (m ModelPrice) TierPrice(tier string) (TokenPrice, bool) {
+	switch tier {
+	case "", "auto", DefaultTier:
+		return m.Price, true
+	}
+	p, ok := m.Tiers[tier]
+	if !ok {
+		return TokenPrice{}, false
+	}
+	if p.AudioInput == 0 && p.AudioOutput == 0 {
+		p.AudioInput, p.AudioOutput = m.Price.AudioInput, m.Price.AudioOutput
+	}
+	return p, true
 }
 
 // ImagePrice is the price of one image of a size and quality ("" matches

@@ -46,6 +46,18 @@ func TestCostTable(t *testing.T) {
 		{"vip ratio 0.8", gpt4oMini, Tokens{Prompt: 1_000_000, Completion: 1_000_000}, 800_000, 600_000},
 		{"ratio rounds once, not per part", TokenPrice{Input: 1_000_000, Output: 1_000_000}, Tokens{Prompt: 1, Completion: 1}, 250_000, 1}, // 0.25+0.25
 		{"2M-token prompt at $15/M", TokenPrice{Input: 15_000_000}, Tokens{Prompt: 2_000_000}, money.PPM, 30 * money.Unit},
+		// gpt-4o-audio-preview: text $2.50/$10, audio $40/$80 per 1M.
+		{"audio tokens at the audio prices", TokenPrice{Input: 2_500_000, Output: 10_000_000, AudioInput: 40_000_000, AudioOutput: 80_000_000},
+			Tokens{Prompt: 1_000_000, AudioPrompt: 500_000, Completion: 1_000_000, AudioCompletion: 250_000}, money.PPM,
+			1_250_000 + 20_000_000 + 7_500_000 + 20_000_000},
+		{"audio without an audio price costs text", TokenPrice{Input: 1_000_000, Output: 2_000_000},
+			Tokens{Prompt: 10, AudioPrompt: 10, Completion: 5, AudioCompletion: 5}, money.PPM, 20},
+		{"audio counts capped at the totals", TokenPrice{Input: 1_000_000, AudioInput: 9_000_000},
+			Tokens{Prompt: 10, AudioPrompt: 50}, money.PPM, 90},
+		{"cached tokens are text", TokenPrice{Input: 1_000_000, CachedInput: 100_000, AudioInput: 10_000_000},
+			Tokens{Prompt: 100, Cached: 100, AudioPrompt: 60}, money.PPM, 4 + 600},
+		{"fees join the tokens before the ratio", TokenPrice{Input: 1_000_000}, Tokens{Prompt: 1, Fees: 10_000}, 500_000, 5_001},
+		{"fees round once with the tokens", TokenPrice{Input: 500_000}, Tokens{Prompt: 1, Fees: 1}, 500_000, 1}, // 0.25 + 0.5
 	}
 	for _, tc := range tests {
 		got, err := Cost(tc.p, tc.t, tc.ratio)
@@ -104,6 +116,25 @@ func TestScale(t *testing.T) {
 	} {
 		if got, err := Scale(tc.amount, tc.count, tc.ppm); err != nil || got != tc.want {
 			t.Errorf("Scale(%v, %d, %d) = %v, %v; want %v", tc.amount, tc.count, tc.ppm, got, err, tc.want)
+		}
+	}
+}
+
+func TestTierPrice(t *testing.T) {
+	def := TokenPrice{Input: 1_250_000, Output: 10_000_000, AudioInput: 40_000_000}
+	pri := TokenPrice{Input: 2_500_000, Output: 20_000_000}
+	mp := ModelPrice{Price: def, Tiers: map[string]TokenPrice{"priority": pri}}
+	for _, tc := range []struct {
+		tier string
+		want TokenPrice
+		ok   bool
+	}{
+		{"", def, true}, {"auto", def, true}, {"default", def, true},
+		{"priority", TokenPrice{Input: 2_500_000, Output: 20_000_000, AudioInput: 40_000_000}, true}, // audio as the default's
+		{"flex", TokenPrice{}, false}, {"scale", TokenPrice{}, false},
+	} {
+		if got, ok := mp.TierPrice(tc.tier); got != tc.want || ok != tc.ok {
+			t.Errorf("TierPrice(%q) = %+v, %v; want %+v, %v", tc.tier, got, ok, tc.want, tc.ok)
 		}
 	}
 }
