@@ -78,6 +78,23 @@ type Model struct {
 	// Input, Output and CachedInput are prices per million tokens;
 	// CachedInput 0 means cached tokens cost Input.
 	Input, Output, CachedInput money.Micros
+	// AudioInput and AudioOutput are prices per million audio tokens of a
+	// chat model that hears or speaks; 0 means the gateway sends the
+	// model no audio (input) or asks it for none (output), since audio
+	// the catalog cannot price is refused, not billed as text.
+	AudioInput, AudioOutput money.Micros
+	// Tiers are the token prices of the vendor's service tiers other than
+	// its default (OpenAI's "priority" and "flex"), by tier name; a tier
+	// not listed is refused.
+	Tiers map[string]TierPrice
+	// ToolCalls is the list price of one call of each built-in tool the
+	// vendor runs and charges for (OpenAI's "web_search"), by tool type;
+	// a built-in tool not listed is refused.
+	ToolCalls map[string]money.Micros
+	// Searches marks a chat model that runs one web search on every
+	// request (OpenAI's search-preview models), charged as a web_search
+	// call.
+	Searches bool
 
 	Images                         []ImagePrice // per image, by size and quality
 	AudioPerSecond, VideoPerSecond money.Micros
@@ -128,6 +145,11 @@ func (m Model) Priced() bool {
 		return true
 	}
 	return false
+}
+
+// TierPrice is a service tier's price per million tokens.
+type TierPrice struct {
+	Input, Output, CachedInput money.Micros
 }
 
 // VideoPrice is the price of one second of video of a size.
@@ -212,6 +234,8 @@ func (m Model) clone() Model {
 	m.VideoDurations = slices.Clone(m.VideoDurations)
 	m.VideoDurationMap = maps.Clone(m.VideoDurationMap)
 	m.VideoPrices = slices.Clone(m.VideoPrices)
+	m.Tiers = maps.Clone(m.Tiers)
+	m.ToolCalls = maps.Clone(m.ToolCalls)
 	return m
 }
 

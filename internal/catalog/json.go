@@ -13,30 +13,43 @@ import (
 // snake_case keys, zero values left out, and prices as exact decimal strings
 // ("2.5", "0.000075") so no float ever touches an amount.
 type modelJSON struct {
-	ID             string           `json:"id"`
-	OwnedBy        string           `json:"owned_by"`
-	Created        int64            `json:"created"`
-	Modality       Modality         `json:"modality"`
-	ContextWindow  int64            `json:"context_window,omitempty"`
-	MaxOutput      int64            `json:"max_output,omitempty"`
-	OutputLimited  bool             `json:"output_limited,omitempty"`
-	Tools          bool             `json:"tools,omitempty"`
-	Vision         bool             `json:"vision,omitempty"`
-	Reasoning      bool             `json:"reasoning,omitempty"`
-	Tokenizer      string           `json:"tokenizer,omitempty"`
-	Input          Price            `json:"input,omitempty"`
-	Output         Price            `json:"output,omitempty"`
-	CachedInput    Price            `json:"cached_input,omitempty"`
-	Images         []imagePriceJSON `json:"images,omitempty"`
-	AudioPerSecond Price            `json:"audio_per_second,omitempty"`
-	VideoPerSecond Price            `json:"video_per_second,omitempty"`
-	ImageSizes     []string         `json:"image_sizes,omitempty"`
-	VideoDurations []int            `json:"video_durations,omitempty"`
+	ID            string   `json:"id"`
+	OwnedBy       string   `json:"owned_by"`
+	Created       int64    `json:"created"`
+	Modality      Modality `json:"modality"`
+	ContextWindow int64    `json:"context_window,omitempty"`
+	MaxOutput     int64    `json:"max_output,omitempty"`
+	OutputLimited bool     `json:"output_limited,omitempty"`
+	Tools         bool     `json:"tools,omitempty"`
+	Vision        bool     `json:"vision,omitempty"`
+	Reasoning     bool     `json:"reasoning,omitempty"`
+	Tokenizer     string   `json:"tokenizer,omitempty"`
+	Input         Price    `json:"input,omitempty"`
+	Output        Price    `json:"output,omitempty"`
+	CachedInput   Price    `json:"cached_input,omitempty"`
+	AudioInput    Price    `json:"audio_input,omitempty"`
+	AudioOutput   Price    `json:"audio_output,omitempty"`
+	// Tiers and ToolCalls are objects keyed by tier and tool type;
+	// encoding/json writes map keys sorted, so the output is stable.
+	Tiers          map[string]tierPriceJSON `json:"tiers,omitempty"`
+	ToolCalls      map[string]Price         `json:"tool_calls,omitempty"`
+	Searches       bool                     `json:"searches,omitempty"`
+	Images         []imagePriceJSON         `json:"images,omitempty"`
+	AudioPerSecond Price                    `json:"audio_per_second,omitempty"`
+	VideoPerSecond Price                    `json:"video_per_second,omitempty"`
+	ImageSizes     []string                 `json:"image_sizes,omitempty"`
+	VideoDurations []int                    `json:"video_durations,omitempty"`
 	// VideoDurationMap's keys are written as JSON strings ({"5":4}), the
 	// only form JSON object keys have.
 	VideoDurationMap map[int]int      `json:"video_duration_map,omitempty"`
 	VideoPrices      []videoPriceJSON `json:"video_prices,omitempty"`
 	Free             bool             `json:"free,omitempty"`
+}
+
+type tierPriceJSON struct {
+	Input       Price `json:"input"`
+	Output      Price `json:"output"`
+	CachedInput Price `json:"cached_input,omitempty"`
 }
 
 type videoPriceJSON struct {
@@ -97,6 +110,19 @@ func (m Model) MarshalJSON() ([]byte, error) {
 	for _, p := range m.VideoPrices {
 		w.VideoPrices = append(w.VideoPrices, videoPriceJSON{Size: p.Size, PerSecond: Price(p.PerSecond)})
 	}
+	w.AudioInput, w.AudioOutput, w.Searches = Price(m.AudioInput), Price(m.AudioOutput), m.Searches
+	for tier, p := range m.Tiers {
+		if w.Tiers == nil {
+			w.Tiers = make(map[string]tierPriceJSON, len(m.Tiers))
+		}
+		w.Tiers[tier] = tierPriceJSON{Input: Price(p.Input), Output: Price(p.Output), CachedInput: Price(p.CachedInput)}
+	}
+	for tool, p := range m.ToolCalls {
+		if w.ToolCalls == nil {
+			w.ToolCalls = make(map[string]Price, len(m.ToolCalls))
+		}
+		w.ToolCalls[tool] = Price(p)
+	}
 	return json.Marshal(w)
 }
 
@@ -122,6 +148,19 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	}
 	for _, p := range w.VideoPrices {
 		m.VideoPrices = append(m.VideoPrices, VideoPrice{Size: p.Size, PerSecond: money.Micros(p.PerSecond)})
+	}
+	m.AudioInput, m.AudioOutput, m.Searches = money.Micros(w.AudioInput), money.Micros(w.AudioOutput), w.Searches
+	for tier, p := range w.Tiers {
+		if m.Tiers == nil {
+			m.Tiers = make(map[string]TierPrice, len(w.Tiers))
+		}
+		m.Tiers[tier] = TierPrice{Input: money.Micros(p.Input), Output: money.Micros(p.Output), CachedInput: money.Micros(p.CachedInput)}
+	}
+	for tool, p := range w.ToolCalls {
+		if m.ToolCalls == nil {
+			m.ToolCalls = make(map[string]money.Micros, len(w.ToolCalls))
+		}
+		m.ToolCalls[tool] = money.Micros(p)
 	}
 	return nil
 }

@@ -33,6 +33,11 @@ const (
 	SetFree
 	SetVideoPrices
 	SetVideoDurationMap
+	SetAudioInput
+	SetAudioOutput
+	SetTiers
+	SetToolCalls
+	SetSearches
 )
 
 // Has reports whether every field in f2 is in f.
@@ -137,6 +142,21 @@ func apply(m Model, o Override) Model {
 	}
 	if set.Has(SetVideoDurationMap) {
 		m.VideoDurationMap = maps.Clone(src.VideoDurationMap)
+	}
+	if set.Has(SetAudioInput) {
+		m.AudioInput = src.AudioInput
+	}
+	if set.Has(SetAudioOutput) {
+		m.AudioOutput = src.AudioOutput
+	}
+	if set.Has(SetTiers) { // the operator's tiers replace the catalog's whole
+		m.Tiers = maps.Clone(src.Tiers)
+	}
+	if set.Has(SetToolCalls) { // as do the tool prices
+		m.ToolCalls = maps.Clone(src.ToolCalls)
+	}
+	if set.Has(SetSearches) {
+		m.Searches = src.Searches
 	}
 	return m
 }

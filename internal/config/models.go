@@ -56,7 +56,30 @@ type ModelConfig struct {
 	// upstream does not make to the one it is asked for and billed ({5: 4}).
 	VideoDurationMap map[int]int `yaml:"video_duration_map"`
 	Free             *bool       `yaml:"free"`
-	Line             int         `yaml:"-"`
+	// AudioInput and AudioOutput are prices per million audio tokens of a
+	// chat model that hears or speaks; without them audio is refused.
+	AudioInput  *Amount `yaml:"audio_input"`
+	AudioOutput *Amount `yaml:"audio_output"`
+	// Tiers price the vendor's service tiers other than its default
+	// ({priority: {input: 2.5, output: 20, cached_input: 0.25}}); they
+	// replace the catalog's tiers of the model whole.
+	Tiers map[string]TierPriceConfig `yaml:"tiers"`
+	// ToolCalls price one call of each built-in tool the vendor runs
+	// ({web_search: 0.01, code_interpreter: 0.03}); they replace the
+	// catalog's tool prices of the model whole. A price of 0 lets a tool
+	// through free.
+	ToolCalls map[string]Amount `yaml:"tool_calls"`
+	// Searches marks a chat model that runs one web search on every
+	// request, charged at tool_calls.web_search.
+	Searches *bool `yaml:"searches"`
+	Line     int   `yaml:"-"`
+}
+
+// TierPriceConfig is one service tier's price per million tokens.
+type TierPriceConfig struct {
+	Input       Amount `yaml:"input"`
+	Output      Amount `yaml:"output"`
+	CachedInput Amount `yaml:"cached_input"`
 }
 
 // ImagePriceConfig is the price of one image of a size and quality.
@@ -170,6 +193,23 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 		}
 		if mc.Free != nil {
 			m.Free, *set = *mc.Free, *set|catalog.SetFree
+		}
+		price(mc.AudioInput, &m.AudioInput, catalog.SetAudioInput)
+		price(mc.AudioOutput, &m.AudioOutput, catalog.SetAudioOutput)
+		if mc.Tiers != nil {
+			m.Tiers, *set = make(map[string]catalog.TierPrice, len(mc.Tiers)), *set|catalog.SetTiers
+			for name, t := range mc.Tiers {
+				m.Tiers[name] = catalog.TierPrice{Input: t.Input.Micros(), Output: t.Output.Micros(), CachedInput: t.CachedInput.Micros()}
+			}
+		}
+		if mc.ToolCalls != nil {
+			m.ToolCalls, *set = make(map[string]money.Micros, len(mc.ToolCalls)), *set|catalog.SetToolCalls
+			for tool, p := range mc.ToolCalls {
+				m.ToolCalls[tool] = p.Micros()
+			}
+		}
+		if mc.Searches != nil {
+			m.Searches, *set = *mc.Searches, *set|catalog.SetSearches
 		}
 		out = append(out, o)
 	}

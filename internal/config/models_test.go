@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/catalog"
@@ -103,5 +104,25 @@ func TestLoadCatalogSettings(t *testing.T) {
 	}
 	if got, _ := base.With(o).Lookup("gpt-4o-mini"); !got.Free || got.Input != 1 {
 		t.Errorf("free model = %+v", got)
+	}
+}
+
+// The surcharge prices of the models section reach the catalog: audio
+// prices, tiers and tool call prices replace the catalog's whole.
+func TestSurchargeOverrides(t *testing.T) {
+	yes := true
+	in, out, a := Amount(40*money.Unit), Amount(80*money.Unit), Amount(10_000)
+	c := &Config{Models: []ModelConfig{{ID: "gpt-5", AudioInput: &in, AudioOutput: &out, Searches: &yes,
+		Tiers:     map[string]TierPriceConfig{"priority": {Input: Amount(3 * money.Unit), Output: Amount(30 * money.Unit)}},
+		ToolCalls: map[string]Amount{"code_interpreter": Amount(30_000), "web_search": a}}}}
+	base := catalog.New([]catalog.Model{{ID: "gpt-5", Modality: catalog.Chat, Input: 1, Output: 2,
+		Tiers:     map[string]catalog.TierPrice{"flex": {Input: 1, Output: 1}, "priority": {Input: 5, Output: 5}},
+		ToolCalls: map[string]money.Micros{"web_search_preview": 25_000}}})
+	m, _ := base.With(c.CatalogOverrides()).Lookup("gpt-5")
+	want := catalog.Model{ID: "gpt-5", Modality: catalog.Chat, Input: 1, Output: 2, AudioInput: 40 * money.Unit, AudioOutput: 80 * money.Unit,
+		Tiers:     map[string]catalog.TierPrice{"priority": {Input: 3 * money.Unit, Output: 30 * money.Unit}},
+		ToolCalls: map[string]money.Micros{"code_interpreter": 30_000, "web_search": 10_000}, Searches: true}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("overridden gpt-5 = %+v; want %+v", m, want)
 	}
 }

@@ -72,7 +72,8 @@ func (v *validator) catalogModels() {
 			key string
 			val *Amount
 		}{{"input", m.Input}, {"output", m.Output}, {"cached_input", m.CachedInput},
-			{"audio_per_second", m.AudioPerSecond}, {"video_per_second", m.VideoPerSecond}} {
+			{"audio_per_second", m.AudioPerSecond}, {"video_per_second", m.VideoPerSecond},
+			{"audio_input", m.AudioInput}, {"audio_output", m.AudioOutput}} {
 			if p.val != nil && *p.val < 0 {
 				v.errorf(at(p.key), "%s: %s must not be negative, got %s", label, p.key, catalog.FormatPrice(money.Micros(*p.val)))
 				if p.key == "video_per_second" {
@@ -82,6 +83,30 @@ func (v *validator) catalogModels() {
 		}
 		v.images(m, label, base, at)
 		v.videoFields(i, m, label, base, at)
+		v.surcharges(m, label, base, at)
+	}
+}
+
+// surcharges checks one model's service tier and tool call prices.
+func (v *validator) surcharges(m ModelConfig, label, base string, at func(string) int) {
+	c := v.c
+	for _, name := range slices.Sorted(maps.Keys(m.Tiers)) {
+		t := m.Tiers[name]
+		line := c.line(base+".tiers."+name, at("tiers"))
+		switch {
+		case name == "default" || name == "auto" || name == "":
+			v.errorf(line, "%s: tiers: %q is the model's own price (input, output); list only other tiers, like priority or flex", label, name)
+		case t.Input < 0 || t.Output < 0 || t.CachedInput < 0:
+			v.errorf(line, "%s: tiers: the prices of %s must not be negative", label, name)
+		case t.Input == 0 && t.Output == 0:
+			v.errorf(line, "%s: tiers: %s needs an input or output price (a tier is never served free)", label, name)
+		}
+	}
+	for _, tool := range slices.Sorted(maps.Keys(m.ToolCalls)) {
+		if p := m.ToolCalls[tool]; p < 0 || tool == "" {
+			v.errorf(c.line(base+".tool_calls."+tool, at("tool_calls")), "%s: tool_calls: the price of %q must be 0 (free) or more, got %s",
+				label, tool, catalog.FormatPrice(p.Micros()))
+		}
 	}
 }
 

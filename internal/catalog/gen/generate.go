@@ -201,6 +201,22 @@ func convert(owner string, gm gpModel, context int64, st *stats) (catalog.Model,
 		st.tiered++
 	}
 	derive(&m)
+	if m.Modality == catalog.Chat {
+		for key, dst := range map[string]*money.Micros{"input_audio_mtok": &m.AudioInput, "output_audio_mtok": &m.AudioOutput} {
+			v, ok := prices[key]
+			if !ok {
+				continue
+			}
+			n, _, err := baseNumber(v)
+			if err != nil {
+				return m, fmt.Errorf("%s: %w", key, err)
+			}
+			if *dst, err = micros(n, st); err != nil {
+				return m, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		surcharges(&m)
+	}
 	return m, nil
 }
 
