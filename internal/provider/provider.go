@@ -18,6 +18,15 @@ type Usage struct {
 	TotalTokens      int64
 	CachedTokens     int64 // part of PromptTokens served from the vendor's cache
 	ReasoningTokens  int64 // part of CompletionTokens spent on hidden reasoning
+	// AudioPromptTokens and AudioCompletionTokens are the parts of
+	// PromptTokens and CompletionTokens that are audio (a chat model that
+	// hears or speaks), priced apart.
+	AudioPromptTokens     int64
+	AudioCompletionTokens int64
+	// ServiceTier is the tier the vendor says it ran the request at
+	// ("default", "priority", "flex"; "" when it does not say), which
+	// decides the token prices.
+	ServiceTier string
 }
 
 // ChatRequest is a validated chat completion request on its way upstream.

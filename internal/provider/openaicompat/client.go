@@ -293,12 +293,13 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 	res := &provider.ChatResponse{Body: out}
 	if u := sp[keyUsage].Value(body); u != nil && !jsonx.IsNull(u) {
 		res.Usage, res.HasUsage = parseUsage(u)
+		res.Usage.ServiceTier = serviceTier(sp[keyTier].Value(body))
 	}
 	return res, nil
 }
 
 // responseKeys are the top-level members of a chat.completion the gateway
-// looks at, indexed like chunkKeys (keyModel, keyUsage, keyError).
+// looks at, indexed like chunkKeys (keyModel, keyUsage, keyError, keyTier).
 var responseKeys = chunkKeys[:keyChoices]
 
 // publicModel is the public model id as a JSON string, for the answer's

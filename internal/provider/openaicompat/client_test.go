@@ -102,7 +102,7 @@ func TestChat(t *testing.T) {
 	if !bytes.Equal(res.Body, want) {
 		t.Errorf("body:\n%s\nwant:\n%s", res.Body, want)
 	}
-	if !res.HasUsage || res.Usage != (provider.Usage{PromptTokens: 19, CompletionTokens: 10, TotalTokens: 29}) {
+	if !res.HasUsage || res.Usage != (provider.Usage{PromptTokens: 19, CompletionTokens: 10, TotalTokens: 29, ServiceTier: "default"}) {
 		t.Errorf("usage %+v", res.Usage)
 	}
 	h := f.Last().Header

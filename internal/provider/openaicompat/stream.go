@@ -50,7 +50,7 @@ type stream struct {
 	chunk    []byte             // the current chunk, patched; in *buf's array
 	buf      *[]byte            // from chunkPool, returned by Close
 	check    jsonx.ChunkChecker // most chunks differ from the last only in their content
-	spans    [4]jsonx.Span
+	spans    [5]jsonx.Span
 	usage    provider.Usage
 	hasUsage bool
 	finished bool // a finish_reason was seen
@@ -63,12 +63,13 @@ var (
 )
 
 // chunkKeys are the top-level members of a chunk the gateway looks at.
-var chunkKeys = []string{"model", "usage", "error", "choices"}
+var chunkKeys = []string{"model", "usage", "error", "service_tier", "choices"}
 
 const (
 	keyModel = iota
 	keyUsage
 	keyError
+	keyTier
 	keyChoices
 )
 
@@ -124,6 +125,7 @@ func (s *stream) Next() bool {
 		if u := sp[keyUsage]; u.Found() {
 			if v := u.Value(data); !jsonx.IsNull(v) {
 				s.usage, s.hasUsage = parseUsage(v)
+				s.usage.ServiceTier = serviceTier(sp[keyTier].Value(data))
 			}
 			if !s.includeUsage {
 				// The client did not ask for usage: drop the extra usage-only

@@ -12,7 +12,8 @@ import (
 
 // parseUsage reads OpenAI's usage object ({"prompt_tokens", "completion_tokens",
 // "total_tokens", "prompt_tokens_details": {"cached_tokens"},
-// "completion_tokens_details": {"reasoning_tokens"}}). It runs once per
+// "completion_tokens_details": {"reasoning_tokens"}}, and each details
+// object's "audio_tokens"). It runs once per
 // answer on the hot path, so it picks the members out of the raw bytes
 // rather than decoding by reflection. ok is false unless raw is an object
 // whose counts, where present, are integers: a vendor's usage the gateway
@@ -41,7 +42,9 @@ func parseUsage(raw []byte) (u provider.Usage, ok bool) {
 		n, good := tokenCount(v)
 		*dst, ok = n, ok && good
 	}
-	detail := func(dst *int64, v []byte, inner string) {
+	// detail reads a details object's count inner into dst and its
+	// audio_tokens into audio.
+	detail := func(dst *int64, v []byte, inner string, audio *int64) {
 		if jsonx.IsNull(v) {
 			return
 		}
@@ -49,13 +52,17 @@ func parseUsage(raw []byte) (u provider.Usage, ok bool) {
 			ok = false
 			return
 		}
-		done := false
+		var got uint8
 		_ = jsonx.Each(v, func(key, val []byte) bool {
-			if string(key) == inner {
+			switch {
+			case got&1 == 0 && string(key) == inner:
 				read(dst, val)
-				done = true
+				got |= 1
+			case got&2 == 0 && string(key) == "audio_tokens":
+				read(audio, val)
+				got |= 2
 			}
-			return !done
+			return got != 3
 		})
 	}
 	err := jsonx.Each(raw, func(key, v []byte) bool {
@@ -74,11 +81,11 @@ func parseUsage(raw []byte) (u provider.Usage, ok bool) {
 			}
 		case "prompt_tokens_details":
 			if first(8) {
-				detail(&u.CachedTokens, v, "cached_tokens")
+				detail(&u.CachedTokens, v, "cached_tokens", &u.AudioPromptTokens)
 			}
 		case "completion_tokens_details":
 			if first(16) {
-				detail(&u.ReasoningTokens, v, "reasoning_tokens")
+				detail(&u.ReasoningTokens, v, "reasoning_tokens", &u.AudioCompletionTokens)
 			}
 		}
 		return true
@@ -166,4 +173,27 @@ func rawString(raw json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// serviceTier is the tier a chat answer names (the JSON string v), "" when
+// it names none; the tiers OpenAI has are constants, so reading one
+// allocates nothing.
+func serviceTier(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	switch s := v[1 : len(v)-1]; string(s) {
+	case "default":
+		return "default"
+	case "priority":
+		return "priority"
+	case "flex":
+		return "flex"
+	case "auto":
+		return "auto"
+	case "scale":
+		return "scale"
+	default:
+		return string(jsonx.Unescape(s))
+	}
 }

@@ -32,6 +32,8 @@ func TestParseUsage(t *testing.T) {
 			provider.Usage{CompletionTokens: 3, TotalTokens: 3}, true},
 		{"bad count in details", `{"prompt_tokens_details":{"cached_tokens":true}}`, provider.Usage{}, false},
 		{"empty", ``, provider.Usage{}, false},
+		{"audio", `{"prompt_tokens":120,"completion_tokens":80,"prompt_tokens_details":{"audio_tokens":100,"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":64,"text_tokens":16}}`,
+			provider.Usage{PromptTokens: 120, CompletionTokens: 80, TotalTokens: 200, AudioPromptTokens: 100, AudioCompletionTokens: 64}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
