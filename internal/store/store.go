@@ -314,6 +314,42 @@ type Responses interface {
 	// ResponseOwner returns the account that created id; ErrNotFound when
 	// the gateway never saved it.
 	ResponseOwner(ctx context.Context, id string) (accountID string, err error)
+	// SaveResponse records r as SaveResponseOwner does (same errors), with
+	// its bound and, when r.Sized, its size. Saving an id again for its
+	// owner keeps the first bound and adds a size not recorded yet.
+	SaveResponse(ctx context.Context, r StoredResponse) error
+	// SizeResponses records the vendor's counts of saved responses, in one
+	// transaction; ids never saved are skipped (their size is not needed:
+	// no request may continue them), and a recorded size is replaced.
+	SizeResponses(ctx context.Context, sizes []ResponseSize) error
+	// StoredResponse returns what the gateway recorded of id; ErrNotFound
+	// when it never saved it.
+	StoredResponse(ctx context.Context, id string) (StoredResponse, error)
+}
+
+// StoredResponse is what the gateway knows of a response the vendor
+// stores: who created it and how much context a request that continues it
+// (previous_response_id) makes the vendor bill.
+type StoredResponse struct {
+	ID        string
+	AccountID string
+	CreatedAt time.Time
+	// Bound is the most input and output tokens the response can hold, as
+	// its request reserved them: what a request that continues it
+	// reserves while its size is not known yet. 0: unknown (saved before
+	// the gateway kept bounds).
+	Bound int64
+	// Sized says InputTokens and OutputTokens are the vendor's counts,
+	// recorded when the response's answer ended.
+	Sized        bool
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// ResponseSize is the vendor's count of a stored response's tokens.
+type ResponseSize struct {
+	ID                        string
+	InputTokens, OutputTokens int64
 }
 
 // Store is everything a backend provides.
