@@ -189,7 +189,28 @@ type Group struct {
 	// PriceRatio multiplies every price for the group's keys (0.8 is a 20%
 	// discount); ApplyDefaults makes an unset ratio 1 (money.PPM).
 	PriceRatio Ratio `yaml:"price_ratio"`
-	Line       int   `yaml:"-"`
+	// Responses are the group's rules for what a request's body does not
+	// show the gateway (see GroupResponses).
+	Responses GroupResponses `yaml:"responses"`
+	Line      int            `yaml:"-"`
+}
+
+// GroupResponses are a group's rules for requests whose cost the body
+// does not show: context stored at the vendor that the gateway cannot
+// size, and built-in tool calls.
+type GroupResponses struct {
+	// AllowUnsized lets the group's keys send what makes the vendor bill
+	// input the gateway cannot see or size (conversation, stored prompt
+	// ids, file ids, item references); each such request reserves Reserve
+	// on top of what its body shows. Off: they are refused with a 400.
+	AllowUnsized bool `yaml:"allow_unsized"`
+	// Reserve is the amount (in currency units) each unsized request
+	// reserves; required with AllowUnsized.
+	Reserve Amount `yaml:"reserve"`
+	// MaxToolCalls is the max_tool_calls sent upstream with built-in tools
+	// when the client sets none, which bounds what their calls can cost
+	// (0: surcharge.DefaultMaxToolCalls).
+	MaxToolCalls int64 `yaml:"max_tool_calls"`
 }
 
 // Duration is a time.Duration written in YAML as "30s", "2m" or "500ms" (or

@@ -230,6 +230,19 @@ func TestLoadProblems(t *testing.T) {
 		{file: "group_bad_name.yaml", want: []want{{4, false, `group "Basic": name must match [a-z0-9][a-z0-9_-]*`}}},
 		{file: "group_empty_models.yaml", want: []want{{6, false, `group "empty" has no models`}}},
 		{file: "group_bad_pattern.yaml", want: []want{{7, false, `invalid pattern "gpt-[4"`}}},
+		{file: "group_responses.yaml", want: []want{
+			{6, false, `group "open": responses.allow_unsized needs responses.reserve`},
+			{9, true, `group "warned": responses.reserve is used only with responses.allow_unsized: true`},
+			{12, false, `group "negative": responses.reserve must not be negative, got -1`},
+			{12, false, `group "negative": responses.max_tool_calls must be 0 (the default, 10) or more, got -2`},
+		}},
+		{file: "model_surcharges.yaml", want: []want{
+			{6, false, `model "my-model": audio_input must not be negative, got -1`},
+			{8, false, `model "my-model": tiers: "default" is the model's own price`},
+			{9, false, `model "my-model": tiers: priority needs an input or output price`},
+			{10, false, `model "my-model": tiers: the prices of flex must not be negative`},
+			{12, false, `model "my-model": tool_calls: the price of "web_search" must be 0 (free) or more, got -0.01`},
+		}},
 		{file: "group_no_match.yaml", want: []want{{9, true, `group "claude" matches no configured model (patterns: claude-*)`}}},
 
 		// Billing, catalog models and price ratios.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/surcharge"
 )
 
 var (
@@ -305,6 +306,7 @@ func (v *validator) groups(served [][]ModelRef) {
 			v.errorf(gl, "group %q: name must match [a-z0-9][a-z0-9_-]*", name)
 		}
 		v.priceRatio(name, g, gl)
+		v.groupResponses(name, g, gl)
 		if len(g.Models) == 0 {
 			v.errorf(c.line(base+".models", gl), "group %q has no models; list glob patterns such as \"*\" or \"gpt-4o*\"", name)
 			continue
@@ -359,4 +361,25 @@ func isToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// groupResponses checks a group's responses rules: letting unsized
+// requests through needs the reservation that pays for them.
+func (v *validator) groupResponses(name string, g Group, gl int) {
+	c, r := v.c, g.Responses
+	base := "groups." + name + ".responses"
+	at := func(key string) int { return c.line(base+"."+key, c.line(base, gl)) }
+	switch {
+	case r.Reserve < 0:
+		v.errorf(at("reserve"), "group %q: responses.reserve must not be negative, got %s", name, catalog.FormatPrice(r.Reserve.Micros()))
+	case r.AllowUnsized && r.Reserve == 0:
+		v.errorf(at("allow_unsized"), "group %q: responses.allow_unsized needs responses.reserve: the amount each such request "+
+			"reserves, since the gateway cannot see what the vendor will bill for it (e.g. reserve: 2.00)", name)
+	case !r.AllowUnsized && r.Reserve > 0:
+		v.warnf(at("reserve"), "group %q: responses.reserve is used only with responses.allow_unsized: true", name)
+	}
+	if r.MaxToolCalls < 0 {
+		v.errorf(at("max_tool_calls"), "group %q: responses.max_tool_calls must be 0 (the default, %d) or more, got %d",
+			name, surcharge.DefaultMaxToolCalls, r.MaxToolCalls)
+	}
 }

@@ -1,12 +1,17 @@
 package gate
 
-import "path"
+import (
+	"path"
+
+	"github.com/modelgate/modelgate/internal/money"
+)
 
 // Policy knows which public models each group may use. It is computed once
 // from the groups' glob patterns and the servable models, so the per-request
 // check is a map lookup.
 type Policy struct {
 	allowed map[string]map[string]struct{}
+	rules   map[string]Rules
 }
 
 // NewPolicy matches every group's patterns (path.Match syntax) against the
@@ -35,3 +40,25 @@ func (p *Policy) Allows(group, model string) bool {
 	_, ok := p.allowed[group][model]
 	return ok
 }
+
+// Rules are a group's rules for requests whose cost their body does not
+// show (the config's groups.G.responses).
+type Rules struct {
+	// AllowUnsized lets through context the gateway cannot size
+	// (conversation, stored prompts, file ids), reserving Reserve more.
+	AllowUnsized bool
+	Reserve      money.Micros
+	// MaxToolCalls bounds built-in tool calls when the client sets no
+	// max_tool_calls (0: the gateway's default).
+	MaxToolCalls int64
+}
+
+// WithRules sets the groups' rules (groups not listed have the zero
+// Rules) and returns p; call it once, before p serves requests.
+func (p *Policy) WithRules(rules map[string]Rules) *Policy {
+	p.rules = rules
+	return p
+}
+
+// Rules returns group's rules.
+func (p *Policy) Rules(group string) Rules { return p.rules[group] }
