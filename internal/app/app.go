@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/catalog"
+	"github.com/modelgate/modelgate/internal/chain"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
@@ -124,7 +125,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	h := &openai.Handler{
 		Billing: bill,
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
-		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)),
+		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)).WithRules(groupRules(cfg)),
 		Router:  a.router,
 		Usage:   a.recorder,
 		MaxBody: cfg.MaxRequestBytes,
@@ -134,8 +135,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Refused: a.upkeep.refused,
 
 		Responses:    st,
+		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
+	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
 	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
@@ -164,6 +167,16 @@ func groupPatterns(cfg *config.Config) map[string][]string {
 	out := make(map[string][]string, len(cfg.Groups))
 	for name, g := range cfg.Groups {
 		out[name] = g.Models
+	}
+	return out
+}
+
+// groupRules are the groups' responses rules.
+func groupRules(cfg *config.Config) map[string]gate.Rules {
+	out := make(map[string]gate.Rules, len(cfg.Groups))
+	for name, g := range cfg.Groups {
+		r := g.Responses
+		out[name] = gate.Rules{AllowUnsized: r.AllowUnsized, Reserve: r.Reserve.Micros(), MaxToolCalls: r.MaxToolCalls}
 	}
 	return out
 }

@@ -55,14 +55,22 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 				return billing.ModelPrice{}, false
 			}
 			mp := billing.ModelPrice{
-				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput},
-				Free:  m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
+				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput,
+					AudioInput: m.AudioInput, AudioOutput: m.AudioOutput},
+				Free: m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
 				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond, VideoPerSecond: m.VideoPerSecond,
 			}
 			if m.OutputLimited {
 				mp.OutputLimit = m.MaxOutput // published: asking for more is refused
 			}
+			for name, t := range m.Tiers {
+				if mp.Tiers == nil {
+					mp.Tiers = make(map[string]billing.TokenPrice, len(m.Tiers))
+				}
+				mp.Tiers[name] = billing.TokenPrice{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}
+			}
+			mp.ToolCalls, mp.Searches = m.ToolCalls, m.Searches // the catalog's maps are never modified
 			for _, ip := range m.Images {
 				mp.Images = append(mp.Images, billing.ImagePrice{Size: ip.Size, Quality: ip.Quality, Price: ip.Price})
 			}

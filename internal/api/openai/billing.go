@@ -17,6 +17,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/surcharge"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -26,6 +27,51 @@ import (
 type charge struct {
 	*chg.Charge
 	body []byte // chat only: the request, for counting its prompt
+
+	// plan prices what the request asked for beyond tokens (a service
+	// tier, built-in tools, audio); nil: none, the default tier's prices.
+	plan *surcharge.Plan
+	// used is what the vendor's answer showed it used beyond tokens (the
+	// Responses API's tool call items), noted before settling.
+	used surcharge.Used
+	// boundTokens is, for a stored Responses answer, the input and output
+	// tokens reserved for it (see reserveNative).
+	boundTokens int64
+}
+
+// toolCalls is the max_tool_calls to send upstream because the client set
+// none (0: none to send).
+func (c *charge) toolCalls() int64 {
+	if c == nil || c.plan == nil {
+		return 0
+	}
+	return c.plan.Calls
+}
+
+// bound is the input and output tokens reserved for a Responses answer (0
+// without billing).
+func (c *charge) bound() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.boundTokens
+}
+
+// noteAnswer notes what a whole Responses object (a plain answer, or a
+// stream's final response) says the vendor used beyond tokens; it replaces
+// what noteItem counted.
+func (c *charge) noteAnswer(obj []byte) {
+	if c != nil && c.plan != nil {
+		c.used = surcharge.Scan(obj)
+	}
+}
+
+// noteItem counts an output item a stream showed done, so a stream cut
+// short before its final event still pays for the tool calls it made.
+func (c *charge) noteItem(item []byte) {
+	if c != nil && c.plan != nil {
+		c.used.Add(item)
+	}
 }
 
 // payer is who p's requests are charged to.
@@ -80,12 +126,22 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 	if mp.Free {
 		return c, nil
 	}
+	unsized, err := h.unsized(p, chatUnsized(body))
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := chatAsk(mp, params, body); ok {
+		if c.plan, err = surcharge.New(mp, a, h.imageModels(p)); err != nil {
+			return nil, err
+		}
+	}
+	price, fees := c.reservePrice()
 	out := outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens)) * max(params.N, 1)
 	// First try the cheap upper bound (every prompt token is at least one
 	// byte); only when the balance cannot cover that, count the prompt.
-	amount, err := billing.Cost(mp.Price, billing.Tokens{Prompt: promptBound(body), Completion: out}, c.Ratio)
+	amount, err := billing.Cost(price, billing.Tokens{Prompt: promptBound(body), Completion: out, Fees: fees}, c.Ratio)
 	if err == nil {
-		err = c.TryReserve(ctx, amount)
+		err = c.TryReserve(ctx, amount+unsized)
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, terr := promptTokens(counter, body)
@@ -95,15 +151,48 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
-		amount, err = billing.Cost(mp.Price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out}, c.Ratio)
+		amount, err = billing.Cost(price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out, Fees: fees}, c.Ratio)
 		if err == nil {
-			err = c.TryReserve(ctx, amount)
+			err = c.TryReserve(ctx, amount+unsized)
 		}
 	}
 	if err != nil {
 		return nil, reserveError(err, amount, "max_tokens")
 	}
 	return c, nil
+}
+
+// unsized is what a request reserves on top of its body for the input
+// named by param that the vendor bills and the gateway cannot size ("":
+// none): the group's responses.reserve where the group allows such input,
+// else a 400 naming param.
+func (h *Handler) unsized(p gate.Principal, param string) (money.Micros, error) {
+	if param == "" {
+		return 0, nil
+	}
+	r := h.Policy.Rules(p.Group)
+	if !r.AllowUnsized {
+		return 0, apierr.Invalid(param, "Invalid '%s': the vendor would bill input this request does not contain (stored at the "+
+			"vendor), which the gateway cannot size and so cannot reserve for. Send the content itself; an operator can allow "+
+			"such requests for your key's group with a fixed reservation (groups.%s.responses.allow_unsized).", param, p.Group)
+	}
+	return r.Reserve, nil
+}
+
+// imageModels checks the image model of an image_generation tool as a
+// direct call by p would be: the model must be one p's group may use and
+// have a price per image.
+func (h *Handler) imageModels(p gate.Principal) surcharge.ImageModels {
+	return func(model string) (billing.ModelPrice, error) {
+		if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
+			return billing.ModelPrice{}, apierr.ModelNotFound(model)
+		}
+		mp, ok := h.Billing.Prices(model, model)
+		if !ok || !mp.Free && len(mp.Images) == 0 {
+			return billing.ModelPrice{}, h.notPriced(model, model)
+		}
+		return mp, nil
+	}
 }
 
 // outputBound is the most output tokens one choice of the upstream request
@@ -306,12 +395,41 @@ func (c *charge) settleUsage(u *provider.Usage, prompt, completion func() int64,
 	if c.Free() {
 		return 0
 	}
-	cost, err := billing.Cost(c.Price.Price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens,
-		Completion: u.CompletionTokens}, c.Ratio)
+	cost, err := c.usageCost(u)
 	if err != nil {
 		cost = c.Held()
 	}
 	return c.settleCost(cost)
+}
+
+// usageCost is what the vendor's usage u costs: its tokens at the prices
+// of the tier the vendor ran the request at (audio tokens at the audio
+// prices), and the fees of the tool calls the answer showed.
+func (c *charge) usageCost(u *provider.Usage) (money.Micros, error) {
+	if c.Free() {
+		return 0, nil
+	}
+	used := c.used
+	if used.Tier == "" {
+		used.Tier = u.ServiceTier
+	}
+	price, fees := c.Price.Price, money.Micros(0)
+	if c.plan != nil {
+		price, fees = c.plan.Settle(used)
+	} else if p, ok := c.Price.TierPrice(used.Tier); ok {
+		price = p
+	}
+	return billing.Cost(price, billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens, Completion: u.CompletionTokens,
+		AudioPrompt: u.AudioPromptTokens, AudioCompletion: u.AudioCompletionTokens, Fees: fees}, c.Ratio)
+}
+
+// reservePrice is the token price a request is reserved at and the fees
+// it may run up: its plan's, else the model's default tier with none.
+func (c *charge) reservePrice() (billing.TokenPrice, money.Micros) {
+	if c.plan != nil {
+		return c.plan.Price, c.plan.Fees
+	}
+	return c.Price.Price, 0
 }
 
 // release gives the reservation back (the request used nothing billable).

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -21,10 +22,17 @@ type chatParams struct {
 	// modelAt and optionsAt locate model and stream_options in the body,
 	// for the adapter (see provider.ChatRequest.ModelAt).
 	modelAt, optionsAt jsonx.Span
+	// What the request asks for beyond tokens (see chatAsk): service_tier
+	// as sent, web_search_options given, and the parameter that asks for
+	// spoken output ("" none).
+	tier          string
+	searchOptions bool
+	audioOut      string
 }
 
 // chatKeys are the top-level members parseChat reads, in spans order.
-var chatKeys = []string{"model", "stream", "stream_options", "n", "max_tokens", "max_completion_tokens"}
+var chatKeys = []string{"model", "stream", "stream_options", "n", "max_tokens", "max_completion_tokens",
+	"service_tier", "web_search_options", "modalities", "audio"}
 
 // parseChat validates a chat completion body against the official request
 // contract and returns its parameters, or a 400 naming the offending param.
@@ -32,7 +40,7 @@ func parseChat(body []byte) (chatParams, *apierr.Error) {
 	if e := checkJSON(body); e != nil {
 		return chatParams{}, e
 	}
-	var sp [6]jsonx.Span
+	var sp [10]jsonx.Span
 	if e := contract.ValidateSpans(contract.ChatCompletions, body, chatKeys, sp[:]); e != nil {
 		return chatParams{}, e
 	}
@@ -45,6 +53,15 @@ func parseChat(body []byte) (chatParams, *apierr.Error) {
 		p.IncludeUsage, _ = streamOptions(v)
 	}
 	p.N, p.MaxTokens, p.MaxCompletionTokens = intAt(sp[3].Value(body)), intAt(sp[4].Value(body)), intAt(sp[5].Value(body))
+	if v := sp[6].Value(body); v != nil && !isNull(v) {
+		p.tier, _, _ = str(v, "service_tier")
+	}
+	p.searchOptions = present(sp[7].Value(body))
+	if v := sp[8].Value(body); v != nil && bytes.Contains(v, []byte(`"audio"`)) {
+		p.audioOut = "modalities"
+	} else if present(sp[9].Value(body)) {
+		p.audioOut = "audio"
+	}
 	if e := checkModel(p.Model); e != nil {
 		return chatParams{}, e
 	}
@@ -63,3 +80,6 @@ func intAt(v []byte) int64 {
 	n, _ := strconv.ParseInt(string(v), 10, 64)
 	return n
 }
+
+// present reports whether a member was given and is not null.
+func present(v []byte) bool { return v != nil && !isNull(v) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/chain"
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
@@ -63,6 +64,11 @@ type Handler struct {
 	// Responses records which account created each vendor-stored response
 	// (nil: nothing is recorded and no stored response can be read).
 	Responses store.Responses
+
+	// Chains records the sizes of stored responses as their answers end,
+	// for requests that continue them (nil: only sizes known when a
+	// response is saved are recorded; the others reserve their bound).
+	Chains *chain.Sizes
 
 	// WriteTimeout bounds how long one write (or flush) of a stream may
 	// block on a client that does not read; the stream then ends as

@@ -71,6 +71,9 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	params, perr := parseChat(tr.Chat)
+	if perr == nil {
+		params.tier = req.Ask(0).Tier // dropped from the chat body; priced (or refused) all the same
+	}
 	if perr != nil {
 		// The translation of a valid request is a valid chat request; what
 		// the chat checks still refuse is about the client's input.

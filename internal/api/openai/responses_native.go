@@ -3,11 +3,13 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/chain"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/money"
@@ -15,29 +17,43 @@ import (
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
 	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/surcharge"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // respondNative passes the request through to a vendor with the Responses
-// API. It reserves the most the request can cost (every body byte an input
-// token, plus max_output_tokens or the model's output limit) and settles
-// from the usage the vendor reports.
+// API. It reserves the most the request can cost (see reserveNative) and
+// settles from the usage the vendor reports, with the tool calls its
+// answer shows.
 func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
 	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
-	if prev := req.PreviousResponseID(); prev != "" {
-		if err := h.checkOwner(r.Context(), p.AccountID, prev, previousNotFound); err != nil {
+	var prev *store.StoredResponse
+	if id := req.PreviousResponseID(); id != "" {
+		sr, err := h.previous(r.Context(), p.AccountID, id)
+		if err != nil {
 			h.fail(w, info, err)
 			return
 		}
+		prev = &sr
 	}
 	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	if err := reserveResponses(r.Context(), c, body, req.MaxOutputTokens); err != nil {
+	if err := h.reserveNative(r.Context(), p, c, req, body, prev); err != nil {
 		h.fail(w, info, err)
 		return
+	}
+	if calls := c.toolCalls(); calls > 0 {
+		// The client set no max_tool_calls: the bound reserved for goes
+		// upstream, so the vendor cannot run up more calls than were paid for.
+		if body, err = jsonx.Set(body, "max_tool_calls", []byte(strconv.FormatInt(calls, 10))); err != nil {
+			c.release()
+			h.fail(w, info, apierr.Internal(err))
+			return
+		}
 	}
 	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
 	if req.Stream {
@@ -55,53 +71,101 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 		out.usage = estimateResponses(c, body, func(s *tokenize.Stream) { addOutputText(s, res.Body) })
 		out.estimated = c != nil
 	}
+	c.noteAnswer(res.Body)
 	out.cost = settleResponses(c, out.usage)
 	if req.Stored() {
-		h.saveOwner(r.Context(), info, responseID(res.Body))
+		h.saveResponse(r.Context(), info, responseID(res.Body), c.bound(), &out.usage)
 	}
 	h.writeJSON(w, info, c != nil, out, res.Body)
 }
 
-// reserveResponses holds the most a pass-through request can cost: first
-// with every body byte counted as an input token; when the balance cannot
-// cover that, with the body's tokens counted.
-func reserveResponses(ctx context.Context, c *charge, body []byte, maxOut int64) error {
+// unknownWindow is the context assumed for a continued response the
+// gateway has no size or bound for (saved before it kept them) on a model
+// whose context window the catalog does not know.
+const unknownWindow = 1_000_000
+
+// reserveNative holds the most a pass-through request can cost: its body
+// (every byte an input token; when the balance cannot cover that, the
+// body's tokens counted), every image at imageTokens, the context of the
+// response it continues (its size, else its bound; capped at the context
+// window, which no input exceeds), max_output_tokens or the model's output
+// limit, the most its built-in tools can cost, and the group's reserve for
+// input the gateway cannot size (refused unless the group allows it).
+// It notes on c the new response's bound: the input and output tokens it
+// reserved for, what a request continuing it reserves until its size is
+// known.
+func (h *Handler) reserveNative(ctx context.Context, p gate.Principal, c *charge, req *responses.Request, body []byte,
+	prev *store.StoredResponse) error {
 	if c == nil {
 		return nil
 	}
+	maxOut := req.MaxOutputTokens
 	if e := outputLimit(c.Price, "max_output_tokens", maxOut); e != nil {
 		return e
 	}
 	if c.Price.Free {
 		return nil
 	}
+	unsizedParam := req.Unsized()
+	unsized, err := h.unsized(p, unsizedParam)
+	if err != nil {
+		return err
+	}
+	rules := h.Policy.Rules(p.Group)
+	if c.plan, err = surcharge.New(c.Price, req.Ask(rules.MaxToolCalls), h.imageModels(p)); err != nil {
+		return err
+	}
+	price, fees := c.reservePrice()
 	if maxOut == 0 {
 		maxOut = outputCeiling(c.Price)
 	}
-	amount, err := c.tokenCost(billing.Tokens{Prompt: promptBound(body), Completion: maxOut})
-	if err == nil {
-		err = c.reserve(ctx, amount, "max_output_tokens")
+	window := c.Price.ContextWindow
+	var context int64
+	if prev != nil {
+		context = chain.Tokens(*prev, max(window, unknownWindow))
 	}
-	if err == nil {
-		return nil
+	images := imageAllowance(body) + imageTokens*req.FileImages()
+	input := func(bodyTokens int64) int64 {
+		n := bodyTokens + images + context
+		if window > 0 {
+			n = min(n, window)
+		}
+		return n
 	}
-	n := int64(c.Tok.Count(body))
-	if !c.Tok.Exact() {
-		n += n / 4 // another vendor's tokenizer may count more
+	reserve := func(prompt int64) (money.Micros, error) {
+		amount, err := billing.Cost(price, billing.Tokens{Prompt: prompt, Completion: maxOut, Fees: fees}, c.Ratio)
+		if err != nil {
+			return amount, err
+		}
+		return amount + unsized, c.TryReserve(ctx, amount+unsized)
 	}
-	amount, cerr := c.tokenCost(billing.Tokens{Prompt: n + imageAllowance(body), Completion: maxOut})
-	if cerr != nil {
-		return reserveError(cerr, amount, "max_output_tokens")
+	prompt := input(int64(len(body)))
+	amount, err := reserve(prompt)
+	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+		n := int64(c.Tok.Count(body))
+		if !c.Tok.Exact() {
+			n += n / 4 // another vendor's tokenizer may count more
+		}
+		prompt = input(n)
+		amount, err = reserve(prompt)
 	}
-	return c.reserve(ctx, amount, "max_output_tokens")
+	if err != nil {
+		return reserveError(err, max(amount, 1), "max_output_tokens")
+	}
+	c.boundTokens = prompt + maxOut
+	if unsizedParam != "" && window > 0 {
+		c.boundTokens = window + maxOut // its input is unknown: at most the window
+	}
+	return nil
 }
 
-// settleResponses charges u against the reservation.
+// settleResponses charges u against the reservation, with the fees of
+// the tool calls the answer showed (see charge.noteAnswer).
 func settleResponses(c *charge, u provider.Usage) money.Micros {
 	if c == nil {
 		return 0
 	}
-	cost, err := c.tokenCost(billing.Tokens{Prompt: u.PromptTokens, Cached: u.CachedTokens, Completion: u.CompletionTokens})
+	cost, err := c.usageCost(&u)
 	if err != nil {
 		cost = c.held() // absurd counts: charge the reservation, never nothing
 	}
@@ -176,17 +240,19 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	}
 	seq := int64(-1)
 	var werr error
+	var respID string // the stored response's id, once an event showed it
 	for ; more; more = st.Next() {
 		if out.ttft == 0 {
 			out.ttft = h.now().Sub(info.Start)
 		}
 		name, data := st.Event()
-		if stored {
+		if stored && respID == "" {
 			if id := eventResponseID(data); id != "" {
-				h.saveOwner(r.Context(), info, id)
-				stored = false
+				h.saveResponse(r.Context(), info, id, c.bound(), nil)
+				respID = id
 			}
 		}
+		noteUsed(c, name, data)
 		if werr = sw.Event(name, data); werr != nil {
 			break
 		}
@@ -241,11 +307,27 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	} else {
 		out.usage = u
 		out.cost = settleResponses(c, u)
+		h.sizeResponse(respID, u)
 	}
 	if c != nil {
 		w.Header().Set(costHeader, out.cost.String())
 	}
 	_ = sw.End() // with the response's end; see sse.Writer.End
+}
+
+// noteUsed notes on c what an event shows the vendor used beyond tokens:
+// a tool call item done, or the whole answer in the final event.
+func noteUsed(c *charge, name string, data []byte) {
+	switch name {
+	case "response.output_item.done":
+		if item, ok := jsonx.Field(data, "item"); ok {
+			c.noteItem(item)
+		}
+	case "response.completed", "response.incomplete", "response.failed":
+		if resp, ok := jsonx.Field(data, "response"); ok {
+			c.noteAnswer(resp)
+		}
+	}
 }
 
 // noteEvent counts a delta's text and remembers the sequence number.

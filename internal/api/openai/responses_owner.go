@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -74,6 +75,67 @@ func (h *Handler) saveOwner(ctx context.Context, info *reqinfo.Info, id string) 
 	if err := h.Responses.SaveResponseOwner(ctx, id, info.AccountID, h.now()); err != nil {
 		h.log().Error("responses: record the owner of a stored response", slog.String("request_id", info.ID),
 			slog.String("response_id", id), slog.String("account_id", info.AccountID), slog.Any("error", err))
+	}
+}
+
+// previous returns what the gateway recorded of the response a request
+// continues (previous_response_id): previousNotFound unless accountID
+// created it through the gateway, a 500 when the store failed.
+func (h *Handler) previous(ctx context.Context, accountID, id string) (store.StoredResponse, error) {
+	if h.Responses == nil || accountID == "" {
+		return store.StoredResponse{}, previousNotFound(id)
+	}
+	var sr store.StoredResponse
+	var err error
+	if h.Chains != nil {
+		sr, err = h.Chains.Lookup(ctx, id)
+	} else {
+		sr, err = h.Responses.StoredResponse(ctx, id)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return sr, previousNotFound(id)
+	case err != nil:
+		return sr, apierr.Internal(fmt.Errorf("look up the previous response %q: %w", id, err))
+	case sr.AccountID != accountID:
+		return store.StoredResponse{}, previousNotFound(id)
+	}
+	return sr, nil
+}
+
+// saveResponse records that the caller created the response id, with the
+// tokens reserved for it (bound) and, when its answer has ended (u not
+// nil), its size, so that a request continuing it reserves its context.
+// As saveOwner, a failure is logged and the answer goes out.
+func (h *Handler) saveResponse(ctx context.Context, info *reqinfo.Info, id string, bound int64, u *provider.Usage) {
+	if id == "" {
+		return
+	}
+	if h.Responses == nil {
+		h.saveOwner(ctx, info, id)
+		return
+	}
+	r := store.StoredResponse{ID: id, AccountID: info.AccountID, CreatedAt: h.now(), Bound: bound}
+	if u != nil {
+		r.Sized, r.InputTokens, r.OutputTokens = true, u.PromptTokens, u.CompletionTokens
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveOwnerTimeout)
+	defer cancel()
+	if err := h.Responses.SaveResponse(ctx, r); err != nil {
+		h.log().Error("responses: record a stored response", slog.String("request_id", info.ID),
+			slog.String("response_id", id), slog.String("account_id", info.AccountID), slog.Any("error", err))
+	}
+}
+
+// sizeResponse records the size of a stored response whose answer ended
+// after it was saved (a stream): at once for this process, in the store a
+// flush later (see internal/chain).
+func (h *Handler) sizeResponse(id string, u provider.Usage) {
+	if id == "" {
+		return
+	}
+	if h.Chains != nil {
+		h.Chains.Record(id, u.PromptTokens, u.CompletionTokens)
 	}
 }
 

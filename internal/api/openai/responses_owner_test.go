@@ -49,6 +49,17 @@ func (s *ownerStore) ResponseOwner(_ context.Context, id string) (string, error)
 	return o, nil
 }
 
+func (s *ownerStore) SaveResponse(ctx context.Context, r store.StoredResponse) error {
+	return s.SaveResponseOwner(ctx, r.ID, r.AccountID, r.CreatedAt)
+}
+
+func (s *ownerStore) SizeResponses(context.Context, []store.ResponseSize) error { return s.err }
+
+func (s *ownerStore) StoredResponse(ctx context.Context, id string) (store.StoredResponse, error) {
+	o, err := s.ResponseOwner(ctx, id)
+	return store.StoredResponse{ID: id, AccountID: o}, err
+}
+
 // checkOwner lets only the creating account through and answers every
 // other case with the same not-found error, except a failing store.
 func TestCheckOwner(t *testing.T) {
