@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"time"
@@ -43,4 +44,25 @@ func Jitter(d time.Duration, id string, polls int) time.Duration {
 	_, _ = h.Write(strconv.AppendInt(nil, int64(polls), 10))
 	per10k := int64(h.Sum64()%2001) - 1000 // −1000..1000 of 10000
 	return d + time.Duration(int64(d)/10000*per10k)
+}
+
+// DurationText writes d in whole hours, minutes or seconds when it is one
+// ("30 minutes"), as Go does otherwise, for the messages of tasks that
+// timed out.
+func DurationText(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d > 0 && d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d > 0 && d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	case d > 0 && d%time.Second == 0:
+		return plural(int64(d/time.Second), "second")
+	}
+	return d.String()
 }

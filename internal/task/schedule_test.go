@@ -58,3 +58,20 @@ func TestJitterSpreads(t *testing.T) {
 		t.Errorf("only %d distinct delays of 1000", len(seen))
 	}
 }
+
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Hour:                  "1 hour",
+		2 * time.Hour:              "2 hours",
+		30 * time.Minute:           "30 minutes",
+		90 * time.Minute:           "90 minutes",
+		time.Second:                "1 second",
+		1500 * time.Millisecond:    "1.5s",
+		0:                          "0s",
+		25*time.Hour + time.Second: "90001 seconds",
+	} {
+		if got := DurationText(d); got != want {
+			t.Errorf("DurationText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
