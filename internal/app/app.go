@@ -137,6 +137,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
+	h.Background = a.newBackground(cfg, deps, bill)
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
 	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
 	if err != nil {

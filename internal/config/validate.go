@@ -34,6 +34,7 @@ func (c *Config) Validate() []Problem {
 	v.fetchLimits()
 	v.usageRetention()
 	v.videoSettings()
+	v.backgroundSettings()
 	v.consoleSettings()
 	v.paymentsSettings()
 	return sortProblems(v.problems)

@@ -170,12 +170,16 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
+	// A background response is read from the provider that runs it, and
+	// the first read that sees it ended settles it (responses_background.go).
+	d, rs = h.backgroundResponder(r.Context(), id, d, rs)
 	info.Model, info.Provider, info.Upstream = d.Model, d.Provider, d.Upstream
 	res, err := rs.GetResponse(r.Context(), &provider.ResponseGet{ID: id, Query: q, Public: d.Model, Upstream: d.Upstream})
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
+	h.observe(r.Context(), id, res)
 	h.writeJSON(w, info, false, &out, res.Body)
 }
 

@@ -24,6 +24,10 @@ import (
 // from the usage the vendor reports.
 func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
 	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	if req.Background() {
+		h.respondBackground(w, r, info, p, d, rs, req, body, out) // responses_background.go
+		return
+	}
 	if prev := req.PreviousResponseID(); prev != "" {
 		if err := h.checkOwner(r.Context(), p.AccountID, prev, previousNotFound); err != nil {
 			h.fail(w, info, err)
