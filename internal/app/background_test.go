@@ -99,20 +99,27 @@ func responseTask(t *testing.T, st store.Store, id string) store.ResponseTask {
 	return task
 }
 
-// waitFinal waits until the task of id is final, moving clock a second
-// at a time so the worker sees its polls come due.
-func waitFinal(t *testing.T, st store.Store, id string, clock *fakeClock, step time.Duration) store.ResponseTask {
+// waitTask waits until the task of id satisfies ok. The clock does not
+// move meanwhile, so no lease of the worker's ends under a poll it runs.
+func waitTask(t *testing.T, st store.Store, id string, ok func(store.ResponseTask) bool) store.ResponseTask {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if task := responseTask(t, st, id); !task.Open() {
+		if task := responseTask(t, st, id); ok(task) {
 			return task
 		}
-		clock.Advance(step)
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("the task of %s did not end", id)
+	t.Fatalf("the task of %s did not get there: %+v", id, responseTask(t, st, id))
 	return store.ResponseTask{}
+}
+
+// final reports whether a task has ended.
+func final(task store.ResponseTask) bool { return !task.Open() }
+
+// polled reports whether a task has been polled n times or has ended.
+func polled(n int) func(store.ResponseTask) bool {
+	return func(task store.ResponseTask) bool { return task.Polls >= n || !task.Open() }
 }
 
 // settlements returns the usage records whose request id is the response's.
@@ -235,7 +242,10 @@ func TestBackgroundResponseSettledByWorker(t *testing.T) {
 	before := balance(t, st, acct)
 	c := g.client(key)
 	r := startBackground(t, c, "deep")
-	task := waitFinal(t, st, r.ID, clock, time.Second)
+	clock.Advance(time.Second) // the first poll: in progress
+	waitTask(t, st, r.ID, polled(1))
+	clock.Advance(time.Second) // the second: completed
+	task := waitTask(t, st, r.ID, final)
 	want := completedCost(t)
 	if task.Status != store.ResponseCompleted || task.Cost != want || g.upstream.BackgroundGets(r.ID) != 2 {
 		t.Fatalf("task %+v after %d upstream GETs", task, g.upstream.BackgroundGets(r.ID))
@@ -394,8 +404,10 @@ func TestBackgroundResponseTimeout(t *testing.T) {
 		t.Fatalf("held %v, want %v", task.Held, hold)
 	}
 	checkHeld(t, st, key, hold)
-	clock.Advance(59 * time.Minute) // polls meanwhile see it in progress
-	task := waitFinal(t, st, id, clock, 30*time.Second)
+	clock.Advance(59 * time.Minute) // a poll sees it in progress
+	waitTask(t, st, id, polled(1))
+	clock.Advance(2 * time.Minute) // past the deadline
+	task := waitTask(t, st, id, final)
 	if task.Status != store.ResponseCancelled || task.Cost != hold || !strings.Contains(task.Error, "did not finish within 1 hour") {
 		t.Fatalf("timed out: %+v", task)
 	}

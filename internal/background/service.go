@@ -89,11 +89,14 @@ type Submission struct {
 // Submit sends the request to the vendor and stores the task that holds
 // its reservation until the response ends; it returns the vendor's answer
 // (normally a queued Response object). A vendor error releases the
-// reservation and is returned as is; an answer without a response id or
-// status is a bad response (released: there is nothing to follow); a
-// store failure cancels the response upstream where the vendor can and
-// releases the reservation. A response the vendor reports finished at
-// once is settled at once.
+// reservation and is returned as is; an answer without a usable response
+// id is a bad response (released: there is nothing to follow); a store
+// failure cancels the response upstream where the vendor can and releases
+// the reservation. A response the vendor reports finished at once (a
+// vendor that ignores background) is settled at once; one in a status the
+// gateway does not know is followed as queued. Once the vendor has
+// accepted the request, recording it no longer depends on the client:
+// the store writes outlive ctx's cancellation.
 func (s *Service) Submit(ctx context.Context, sub Submission) (*provider.ResponsesResult, error) {
 	c := sub.Charge
 	res, err := sub.Responder.Respond(ctx, sub.Request)
@@ -102,10 +105,15 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*provider.Respons
 		return nil, err
 	}
 	id, status := ResponseID(res.Body), Status(res.Body)
-	if !ValidID(id) || !status.Valid() {
+	if !ValidID(id) {
 		c.Release()
-		return nil, provider.BadResponse(sub.Provider, fmt.Errorf("background response without a valid id (%q) or status (%q)", id, status))
+		return nil, provider.BadResponse(sub.Provider, fmt.Errorf("background response without a valid id (%.64q)", id))
 	}
+	if !status.Valid() {
+		s.log().Warn("background: the vendor answered with an unknown status; following the response as queued",
+			"provider", sub.Provider, "response_id", id)
+	}
+	ctx = context.WithoutCancel(ctx)
 	now := s.now()
 	t := store.ResponseTask{
 		ID: id, AccountID: sub.Payer.AccountID, KeyID: sub.Payer.KeyID, RequestID: sub.RequestID,

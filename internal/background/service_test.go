@@ -70,7 +70,6 @@ func TestSubmitFailures(t *testing.T) {
 		}, false, http.StatusTooManyRequests, false},
 		{"no id", func() (*provider.ResponsesResult, error) { return result("", "queued", nil, ""), nil }, false, http.StatusBadGateway, false},
 		{"bad id", func() (*provider.ResponsesResult, error) { return result("resp/../x", "queued", nil, ""), nil }, false, http.StatusBadGateway, false},
-		{"unknown status", func() (*provider.ResponsesResult, error) { return result(respID, "pondering", nil, ""), nil }, false, http.StatusBadGateway, false},
 		{"store down", func() (*provider.ResponsesResult, error) { return result(respID, "queued", nil, ""), nil }, true, http.StatusInternalServerError, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,8 +99,20 @@ func TestSubmitFailures(t *testing.T) {
 	}
 }
 
+// TestSubmitUnknownStatus: a response in a status the gateway does not
+// know is followed as queued, its hold kept.
+func TestSubmitUnknownStatus(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.submit(t, 900_000, result(respID, "pondering", nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.task(t, respID); got.Status != store.ResponseQueued || got.Held != 900_000 {
+		t.Errorf("task %+v", got)
+	}
+}
+
 // TestSubmitFinishedAtOnce: a vendor that answers a background request
-// already completed has it settled at once.
+// already completed (one that ignores background) has it settled at once.
 func TestSubmitFinishedAtOnce(t *testing.T) {
 	e := newEnv(t)
 	if _, err := e.submit(t, 900_000, result(respID, "completed", []int64{1000, 0, 500}, "done")); err != nil {
