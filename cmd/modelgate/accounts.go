@@ -124,7 +124,7 @@ type accountJSON struct {
 	Currency  string    `json:"currency"`
 	Balance   string    `json:"balance"`
 	Reserved  string    `json:"reserved,omitempty"`  // show only
-	Held      string    `json:"held,omitempty"`      // show only: open video tasks
+	Held      string    `json:"held,omitempty"`      // show only: open video tasks and background responses
 	Available string    `json:"available,omitempty"` // show only
 	Spent     string    `json:"spent"`
 	LedgerSum string    `json:"ledger_sum,omitempty"` // show only
@@ -168,7 +168,7 @@ func accountsShow(args []string, e env) int {
 		fmt.Fprintf(tw, "account\t%s (%s)\n", a.Name, a.ID)
 		fmt.Fprintf(tw, "balance\t%s %s\n", j.Balance, cur)
 		fmt.Fprintf(tw, "reserved\t%s %s\t(requests in flight)\n", j.Reserved, cur)
-		fmt.Fprintf(tw, "held\t%s %s\t(open video tasks)\n", j.Held, cur)
+		fmt.Fprintf(tw, "held\t%s %s\t(open video tasks and background responses)\n", j.Held, cur)
 		fmt.Fprintf(tw, "available\t%s %s\n", j.Available, cur)
 		fmt.Fprintf(tw, "spent\t%s %s\n", j.Spent, cur)
 		if sum != a.Balance {

@@ -287,7 +287,7 @@ func TestAccountsShow(t *testing.T) {
 		!strings.Contains(out, `"available": "-8.800250"`) {
 		t.Errorf("an open video task:\n%s", out)
 	}
-	if _, out, _ = c.run("accounts", "show", "acme"); !regexp.MustCompile(`(?m)^held +1\.000000 USD +\(open video tasks\)$`).MatchString(out) {
+	if _, out, _ = c.run("accounts", "show", "acme"); !regexp.MustCompile(`(?m)^held +1\.000000 USD +\(open video tasks and background responses\)$`).MatchString(out) {
 		t.Errorf("an open video task:\n%s", out)
 	}
 

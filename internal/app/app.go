@@ -140,6 +140,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
+	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
 	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
 	if err != nil {

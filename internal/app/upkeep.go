@@ -16,7 +16,7 @@ import (
 // usage.retention, and the refused counter stands in for the records that
 // requests without an authenticated key no longer leave (it logs a summary
 // at most once a minute). more holds other periodic workers (the
-// console's session purge).
+// console's session purge, the background responses' worker).
 type upkeep struct {
 	purger  *usage.Purger
 	refused *refused.Counter

@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider/providertest"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // What a vendor charges outside token counts: built-in tool calls, service
@@ -225,3 +226,47 @@ func usd(t *testing.T, s string) money.Micros {
 }
 
 var _ = shared.ResponsesModel("")
+
+// A background response settles its tool calls from the finished answer,
+// at the terms it was admitted with, and its size is recorded for the
+// requests that continue it.
+func TestBackgroundToolsCharged(t *testing.T) {
+	g, up := startBilled(t)
+	gpt5 := listPrice(t, "gpt-5")
+	ctx := context.Background()
+	p := g.newPayer("default", 5*money.Unit, 0, time.Time{})
+	c := g.client(p.secret)
+	queued, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5", Background: oai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: oai.String("news")},
+		Tools: []responses.ToolUnionParam{responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued.Status != "queued" || !bytes.Contains(up.Last().Body, []byte(`"max_tool_calls":10`)) {
+		t.Fatalf("status %q, upstream body %s; want queued, with max_tool_calls", queued.Status, up.Last().Body)
+	}
+	done, err := c.Responses.Get(ctx, queued.ID, responses.ResponseGetParams{})
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("GET: %v, status %q", err, done.Status)
+	}
+	if _, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5", PreviousResponseID: oai.String(queued.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: oai.String("more")}}); err != nil {
+		t.Fatal(err)
+	}
+	var settled *store.UsageRecord
+	for _, r := range recordsOf(g, p.accountID) {
+		if r.RequestID == queued.ID {
+			settled = &r
+		}
+	}
+	if settled == nil {
+		t.Fatal("no settlement record")
+	}
+	if want := costOf(t, gpt5.Price, *settled, 0, 0, 3*usd(t, "0.01")); settled.Cost != want {
+		t.Errorf("settled %v; want the tokens and 3 searches, %v", settled.Cost, want)
+	}
+	sr, err := g.app.Store().StoredResponse(ctx, queued.ID)
+	if err != nil || !sr.Sized || sr.OutputTokens != done.Usage.OutputTokens || sr.Bound == 0 {
+		t.Errorf("stored background response = %+v, %v; want its bound and the vendor's size", sr, err)
+	}
+}

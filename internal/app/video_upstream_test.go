@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	oai "github.com/openai/openai-go/v3"
+
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/money"
@@ -22,9 +24,11 @@ import (
 )
 
 // fakeSora serves OpenAI's Videos API as documented: POST /v1/videos
-// (multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content. The
-// upstream model picks the scenario: "gone" answers 404 for its own job,
-// "huge" serves a 2 GB video, anything else a small real MP4.
+// (multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content; like
+// Sora, it has no way to cancel a job. The upstream model picks the
+// scenario: "gone" answers 404 for its own job, "huge" serves a 2 GB
+// video, "running" stays in progress for ever, anything else a small real
+// MP4.
 type fakeSora struct {
 	*httptest.Server
 	mu      sync.Mutex
@@ -62,6 +66,10 @@ func newFakeSora(t *testing.T) *fakeSora {
 		if !ok || strings.Contains(id, "gone") {
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprint(w, `{"error":{"message":"Video not found","type":"invalid_request_error","code":"not_found"}}`)
+			return
+		}
+		if strings.Contains(id, "running") {
+			fmt.Fprintf(w, `{"id":%q,"object":"video","status":"in_progress","progress":40,"created_at":1,"seconds":%q,"size":"720x1280"}`, id, seconds)
 			return
 		}
 		fmt.Fprintf(w, `{"id":%q,"object":"video","status":"completed","progress":100,"created_at":1,"completed_at":2,"seconds":%q,"size":"720x1280"}`, id, seconds)
@@ -168,4 +176,56 @@ func solid(w, h int) image.Image {
 		copy(img.Pix[i:], []byte{200, 40, 40, 255})
 	}
 	return img
+}
+
+// TestVideoSoraRunningJob: a Sora job cannot be cancelled once accepted,
+// and Sora bills it whatever the gateway does. Deleting it while it runs
+// is refused with 409 (nothing charged, the hold stays); when it is still
+// running at the timeout, the task fails charged price × the seconds
+// asked; then it can be deleted. The key pays what the vendor bills.
+func TestVideoSoraRunningJob(t *testing.T) {
+	sora := newFakeSora(t)
+	clock := &fakeClock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	videoConfig(cfg)
+	video, price := "video", config.Amount(money.Unit/10)
+	cfg.Models = append(cfg.Models, config.ModelConfig{ID: "sora-running", Modality: &video, VideoPerSecond: &price,
+		Sizes: []string{"720x1280"}, VideoDurations: []int{4, 8, 12}})
+	cfg.Providers = append(cfg.Providers, config.Provider{Name: "sora", Type: "openai", BaseURL: sora.URL + "/v1", APIKey: "sk-vendor",
+		Timeout: config.Duration(30 * time.Second), IdleTimeout: config.Duration(10 * time.Second),
+		Models: []config.ModelRef{{ID: "sora-running", Upstream: "running"}}})
+	g := serveApp(t, cfg, app.Options{Logger: testLogger(t), Version: "test", Now: clock.Now})
+	key := g.createKey("default", false)
+	st := g.app.Store()
+	ctx := context.Background()
+	acct := accountOf(t, st, key)
+	start := balance(t, st, acct)
+	c := g.client(key)
+	v, err := c.Videos.New(ctx, oai.VideoNewParams{Model: "sora-running", Prompt: "a fox", Seconds: "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Second) // the first polls see it in progress
+	_, err = c.Videos.Delete(ctx, v.ID)
+	if e := apiError(t, err, http.StatusConflict, "video_in_progress"); !strings.Contains(e.Message, "cannot cancel") {
+		t.Errorf("409 message %q", e.Message)
+	}
+	if a, _ := st.AccountByID(ctx, acct); a.Balance != start || a.Held != 800_000 {
+		t.Fatalf("after the refused delete: charged %v, held %v; want 0 and 0.8", start-a.Balance, a.Held)
+	}
+	clock.Advance(31 * time.Minute)
+	done := g.waitSpec(key, v.ID, nil)
+	if done.Status != "failed" || !strings.Contains(done.Error, "charged as asked (8 seconds)") {
+		t.Fatalf("timed out: %+v", done)
+	}
+	if a, _ := st.AccountByID(ctx, acct); start-a.Balance != 800_000 || a.Held != 0 {
+		t.Fatalf("a timed-out Sora job charged %v (held %v), want 0.8 for 8 s at $0.10", start-a.Balance, a.Held)
+	}
+	if del, err := c.Videos.Delete(ctx, v.ID); err != nil || !del.Deleted {
+		t.Fatalf("delete once failed: %+v %v", del, err)
+	}
+	if a, _ := st.AccountByID(ctx, acct); start-a.Balance != 800_000 {
+		t.Errorf("deleting the failed task changed the charge to %v", start-a.Balance)
+	}
+	audit(t, st, acct)
 }

@@ -61,8 +61,8 @@ type Reserver struct {
 }
 
 // meter is the state of one account or one capped key. For an account,
-// stored is the balance less what open video tasks hold; for a key, it is
-// cap − spent − held. Both count down.
+// stored is the balance less what open tasks (videos, background
+// responses) hold; for a key, it is cap − spent − held. Both count down.
 type meter struct {
 	stored   money.Micros // as last read from the store
 	readAt   time.Time

@@ -68,6 +68,9 @@ type Config struct {
 	Models          []ModelConfig    `yaml:"models"`   // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`        // file it was loaded from; "" for the built-in default
 
+	// Background configures background Responses requests (background: true).
+	Background Background `yaml:"background"`
+
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
 	// the environment. It lets Validate point at lines and lets ApplyDefaults
@@ -380,6 +383,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyFetchDefaults()
 	c.applyUsageDefaults()
 	c.applyVideoDefaults()
+	c.applyBackgroundDefaults()
 	c.applyConsoleDefaults()
 	c.applyPaymentsDefaults()
 }

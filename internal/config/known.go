@@ -74,6 +74,7 @@ var (
 		reflect.TypeFor[ImagesS3]():         "images s3",
 		reflect.TypeFor[Fetch]():            "fetch",
 		reflect.TypeFor[Video]():            "video",
+		reflect.TypeFor[Background]():       "background",
 		reflect.TypeFor[Console]():          "console",
 		reflect.TypeFor[OAuthProvider]():    "console oauth provider",
 		reflect.TypeFor[Payments]():         "payments",

@@ -187,6 +187,7 @@ var (
 		"[]int": "a list of whole seconds like [4, 8, 12]", "map[int]int": "a mapping of seconds like {5: 4, 10: 8}",
 		"map[string]config.Amount": "a mapping of sizes to prices like {1792x1024: 0.5}",
 		"config.Video":             "a mapping like {timeout: 30m}",
+		"config.Background":        "a mapping like {timeout: 1h}",
 		"config.Console":           "a mapping like {session_ttl: 168h}",
 		"[]config.OAuthProvider":   "a list of sign-in providers",
 		"config.OAuthProvider":     "a mapping like {name: github, type: github, client_id: ...}",

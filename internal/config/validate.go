@@ -35,6 +35,7 @@ func (c *Config) Validate() []Problem {
 	v.fetchLimits()
 	v.usageRetention()
 	v.videoSettings()
+	v.backgroundSettings()
 	v.consoleSettings()
 	v.paymentsSettings()
 	return sortProblems(v.problems)

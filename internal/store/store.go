@@ -31,7 +31,8 @@ type Account struct {
 	Balance   money.Micros // filled on reads; always the sum of the account's ledger
 	Spent     money.Micros // filled on reads; total of usage charges
 	// Held is filled on reads: the reservations of the account's open video
-	// tasks (pending or processing), read in the same snapshot as Balance.
+	// tasks (pending or processing) and background responses (queued or
+	// in progress), read in the same snapshot as Balance.
 	// They are not in the ledger; what the account can spend is Balance −
 	// Held − what running requests reserve.
 	Held money.Micros
@@ -61,7 +62,7 @@ type Key struct {
 	ExpiresAt   time.Time    // zero: never expires
 	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
 	Spent       money.Micros // filled on reads: usage charged through this key
-	Held        money.Micros // filled on reads: reservations of the key's open video tasks
+	Held        money.Micros // filled on reads: reservations of the key's open tasks (videos, background responses)
 	// LastUsedAt is filled on reads: the Time of the newest usage record
 	// inserted for the key (zero: never used). InsertUsage keeps it.
 	LastUsedAt time.Time
@@ -362,6 +363,7 @@ type Store interface {
 	Bootstrapper
 	Responses
 	Tasks
+	ResponseTasks
 	Console
 	Close() error
 }

@@ -173,3 +173,31 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// A plan stored as terms settles as the plan itself does.
+func TestTermsRoundTrip(t *testing.T) {
+	ask := Ask{Tier: "priority", Tools: []Tool{{Type: "web_search"}, {Type: "image_generation", Quality: "high"}}}
+	p, err := New(gpt5, ask, images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Unmarshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []Used{{}, {Tier: "default"}, {Tier: "priority", Calls: map[string]int64{"web_search_call": 2},
+		Images: []Image{{Size: "1024x1024", Quality: "high"}, {}}}} {
+		wp, wf := p.Settle(u)
+		gp, gf := q.Settle(u)
+		if wp != gp || wf != gf {
+			t.Errorf("Settle(%+v) after a round trip = %+v, %v; want %+v, %v", u, gp, gf, wp, wf)
+		}
+	}
+	if _, err := Unmarshal("{"); err == nil {
+		t.Error("Unmarshal of broken terms: no error")
+	}
+}

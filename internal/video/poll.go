@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/task"
 )
 
 // Usage record fields of a task's end.
@@ -107,19 +108,35 @@ func (p *Poller) retry(ctx context.Context, t store.VideoTask, at time.Time, wha
 	p.logResult(ctx, t, "update", p.Store.UpdateTask(ctx, p.Owner, u))
 }
 
-// timeout cancels t upstream (when its adapter can) and fails it.
+// timeout ends t at its deadline. A vendor that confirms the cancel
+// stops the job, and the task fails with nothing charged. Otherwise (the
+// vendor cannot cancel, or the cancel failed) the job is still the
+// vendor's, which bills the operator for what it accepted whether the
+// gateway waits for it or not: the task fails charged price × the seconds
+// asked (its reservation).
 func (p *Poller) timeout(ctx context.Context, t store.VideoTask, maker provider.VideoMaker, now time.Time) {
+	within := task.DurationText(t.Deadline.Sub(t.CreatedAt))
 	if c, ok := maker.(provider.VideoCanceller); ok {
 		cctx, cancel := context.WithTimeout(ctx, p.PollTimeout)
 		err := c.CancelVideo(cctx, t.UpstreamModel, t.UpstreamID)
 		cancel()
-		if err != nil {
-			p.Log.Warn("video: cancelling a timed-out task upstream failed", "task", t.ID, "provider", t.Provider, "err", err)
+		if err == nil {
+			p.fail(ctx, t, now, fmt.Sprintf("The video was not finished within %s; it was cancelled and nothing was charged.", within), 504, CodeTimeout)
+			return
 		}
+		p.Log.Warn("video: cancelling a timed-out task upstream failed", "task", t.ID, "provider", t.Provider, "err", err)
 	}
-	msg := fmt.Sprintf("The video was not finished within %s; it was cancelled and nothing was charged.",
-		humanDuration(t.Deadline.Sub(t.CreatedAt)))
-	p.fail(ctx, t, now, msg, 504, CodeTimeout)
+	if ctx.Err() != nil {
+		return
+	}
+	cost := p.cost(t, t.UpstreamSeconds)
+	f := t
+	f.State, f.FinishedAt, f.UpdatedAt, f.Cost = store.TaskFailed, now, now, cost
+	f.Error = fmt.Sprintf("The video was not finished within %s and its vendor cannot cancel it; it was charged as asked (%d seconds).",
+		within, t.UpstreamSeconds)
+	rec := usageRecord(t, now, cost, 504, CodeTimeout)
+	p.Log.Info("video: task timed out; charged as asked", "task", t.ID, "provider", t.Provider, "cost", cost)
+	p.logResult(ctx, t, "finish timed out", p.Store.FinishTask(ctx, p.Owner, f, &rec))
 }
 
 // fail finishes t as failed with msg, charging nothing (its hold ends
@@ -263,24 +280,4 @@ func vendorError(msg string) string {
 		cut--
 	}
 	return msg[:cut] + "…"
-}
-
-// humanDuration writes d in whole hours, minutes or seconds when it is
-// one ("30 minutes"), as Go does otherwise.
-func humanDuration(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch {
-	case d > 0 && d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d > 0 && d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	case d > 0 && d%time.Second == 0:
-		return plural(int64(d/time.Second), "second")
-	}
-	return d.String()
 }

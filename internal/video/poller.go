@@ -6,20 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/task"
 )
 
 // Poller defaults, applied to zero fields when the poller first runs.
 const (
-	DefaultWorkers         = 16
+	DefaultWorkers         = task.DefaultWorkers
 	DefaultLease           = 11 * time.Minute
 	DefaultPollTimeout     = 30 * time.Second
 	DefaultDownloadTimeout = 10 * time.Minute
 	DefaultMaxBytes        = 512 << 20
-	DefaultTick            = time.Second
+	DefaultTick            = task.DefaultTick
 	// purgeEvery is how many Ticks pass between two purges.
 	purgeEvery = 60
 )
@@ -29,7 +29,8 @@ const (
 // (a hung upstream holds one worker, never the others), stores finished
 // videos, charges them, times out what passed its deadline, and purges
 // expired tasks. Several pollers (replicas) may share one store: the lease
-// keeps any task in one poller's hands at a time.
+// keeps any task in one poller's hands at a time. The claiming, the pool
+// and the purge schedule are internal/task's; this type knows videos.
 //
 // Zero fields take the defaults the first time Run, Step, Purge or Wake is
 // called; Store, Makers, Media and Owner are required. Fields must not be
@@ -65,9 +66,7 @@ type Poller struct {
 	once     sync.Once
 	setupErr error
 	sched    Schedule
-	sem      chan struct{} // one token per running poll
-	wake     chan struct{}
-	backlog  atomic.Bool // the last claim filled every free worker
+	pool     *task.Pool[store.VideoTask]
 }
 
 // setup applies the defaults once and checks the required fields.
@@ -79,17 +78,20 @@ func (p *Poller) setup() error {
 		if p.Log == nil {
 			p.Log = slog.New(slog.DiscardHandler)
 		}
-		p.Workers = orDefault(p.Workers, DefaultWorkers)
-		p.Lease = orDefault(p.Lease, DefaultLease)
-		p.PollTimeout = orDefault(p.PollTimeout, DefaultPollTimeout)
-		p.DownloadTimeout = orDefault(p.DownloadTimeout, DefaultDownloadTimeout)
-		p.MaxBytes = orDefault(p.MaxBytes, DefaultMaxBytes)
-		p.PollMin = orDefault(p.PollMin, DefaultPollMin)
-		p.PollMax = orDefault(p.PollMax, DefaultPollMax)
-		p.Tick = orDefault(p.Tick, DefaultTick)
+		p.Workers = task.OrDefault(p.Workers, DefaultWorkers)
+		p.Lease = task.OrDefault(p.Lease, DefaultLease)
+		p.PollTimeout = task.OrDefault(p.PollTimeout, DefaultPollTimeout)
+		p.DownloadTimeout = task.OrDefault(p.DownloadTimeout, DefaultDownloadTimeout)
+		p.MaxBytes = task.OrDefault(p.MaxBytes, DefaultMaxBytes)
+		p.PollMin = task.OrDefault(p.PollMin, DefaultPollMin)
+		p.PollMax = task.OrDefault(p.PollMax, DefaultPollMax)
+		p.Tick = task.OrDefault(p.Tick, DefaultTick)
 		p.sched = Schedule{Min: p.PollMin, Max: p.PollMax}
-		p.sem = make(chan struct{}, p.Workers)
-		p.wake = make(chan struct{}, 1)
+		p.pool = &task.Pool[store.VideoTask]{Name: "video", Work: p.poll, Purge: p.Purge,
+			Claim: func(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.VideoTask, error) {
+				return p.Store.ClaimTasks(ctx, p.Owner, now, lease, limit)
+			},
+			Lease: p.Lease, Workers: p.Workers, Tick: p.Tick, Now: p.Now, Log: p.Log, PurgeEvery: purgeEvery}
 		var missing []string
 		for name, ok := range map[string]bool{"Store": p.Store != nil, "Makers": p.Makers != nil, "Media": p.Media != nil, "Owner": p.Owner != ""} {
 			if !ok {
@@ -103,14 +105,6 @@ func (p *Poller) setup() error {
 	return p.setupErr
 }
 
-// orDefault is v, or def when v is not positive.
-func orDefault[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
 // Schedule is the poll schedule the poller uses (the service computes a
 // new task's first NextPollAt with the same one).
 func (p *Poller) Schedule() Schedule {
@@ -122,10 +116,7 @@ func (p *Poller) Schedule() Schedule {
 // after a submission). It never blocks.
 func (p *Poller) Wake() {
 	_ = p.setup()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.pool.Wake()
 }
 
 // Run claims due tasks every Tick or on Wake and polls them in the pool,
@@ -136,44 +127,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	if err := p.setup(); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() { p.purgeLoop(ctx) })
-	tick := time.NewTicker(p.Tick)
-	defer tick.Stop()
-	for {
-		p.fill(ctx, &wg)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case <-p.wake:
-		}
-	}
-}
-
-// fill claims as many due tasks as there are free workers, without
-// waiting for any: when every worker is busy, the first to finish wakes
-// Run to claim again.
-func (p *Poller) fill(ctx context.Context, wg *sync.WaitGroup) {
-	for ctx.Err() == nil {
-		free := p.grab(p.Workers)
-		if free == 0 {
-			p.backlog.Store(true)
-			return
-		}
-		got, err := p.claim(ctx, p.Now(), p.Lease, free, wg, true)
-		if err != nil {
-			if ctx.Err() == nil {
-				p.Log.Warn("video: claiming tasks failed", "err", err)
-			}
-			return
-		}
-		if got < free {
-			p.backlog.Store(false)
-			return
-		}
-	}
+	return p.pool.Run(ctx)
 }
 
 // Step claims every task due now and polls each once, at most Workers at a
@@ -184,68 +138,7 @@ func (p *Poller) Step(ctx context.Context) (int, error) {
 	if err := p.setup(); err != nil {
 		return 0, err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	// Every claim selects with the time the step started: a polled task's
-	// next poll is after it, so no task is polled twice in one step.
-	start := p.Now()
-	n := 0
-	for {
-		select {
-		case p.sem <- struct{}{}:
-		case <-ctx.Done():
-			return n, ctx.Err()
-		}
-		free := 1 + p.grab(p.Workers-1)
-		// The lease lasts Lease from the claim, however long the step
-		// waited for a worker.
-		lease := p.Lease + max(p.Now().Sub(start), 0)
-		got, err := p.claim(ctx, start, lease, free, &wg, false)
-		n += got
-		if err != nil {
-			return n, err
-		}
-		if got < free {
-			return n, nil
-		}
-	}
-}
-
-// grab takes up to n free worker tokens without waiting.
-func (p *Poller) grab(n int) int {
-	for i := range n {
-		select {
-		case p.sem <- struct{}{}:
-		default:
-			return i
-		}
-	}
-	return n
-}
-
-// claim leases up to free due tasks (free worker tokens are held by the
-// caller) and starts a poll for each under wg; the tokens it does not use
-// are given back, and each poll gives back its own when it returns.
-func (p *Poller) claim(ctx context.Context, now time.Time, lease time.Duration, free int, wg *sync.WaitGroup, wakeAfter bool) (int, error) {
-	tasks, err := p.Store.ClaimTasks(ctx, p.Owner, now, lease, free)
-	for range free - len(tasks) {
-		<-p.sem
-	}
-	for _, t := range tasks {
-		wg.Go(func() {
-			defer func() {
-				<-p.sem
-				if wakeAfter && p.backlog.Load() {
-					p.Wake()
-				}
-			}()
-			p.poll(ctx, t)
-		})
-	}
-	if err != nil {
-		return len(tasks), fmt.Errorf("video: claim tasks: %w", err)
-	}
-	return len(tasks), nil
+	return p.pool.Step(ctx)
 }
 
 // logResult logs what a store write of a poll answered.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -48,26 +47,6 @@ func (p *Poller) Purge(ctx context.Context) (int, error) {
 		}
 		if len(tasks) < purgeBatch {
 			return n, nil
-		}
-	}
-}
-
-// purgeLoop purges at once and then every purgeEvery Ticks until ctx ends.
-func (p *Poller) purgeLoop(ctx context.Context) {
-	tick := time.NewTicker(p.Tick * purgeEvery)
-	defer tick.Stop()
-	for {
-		n, err := p.Purge(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			p.Log.Warn("video: purging expired tasks failed", "purged", n, "err", err)
-		case n > 0:
-			p.Log.Info("video: purged expired tasks", "purged", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }

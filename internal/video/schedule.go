@@ -1,11 +1,10 @@
 package video
 
 import (
-	"hash/fnv"
-	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/task"
 )
 
 // Poll schedule defaults: the spec recommends polling every 5–10 s for
@@ -32,7 +31,7 @@ type Schedule struct {
 // polls done so far (0 at submission: Next(t, t.CreatedAt) is the first
 // poll).
 func (s Schedule) Next(t store.VideoTask, from time.Time) time.Time {
-	next := from.Add(jitter(s.Interval(t.UpstreamSeconds, t.Polls), t.ID, t.Polls))
+	next := from.Add(task.Jitter(s.Interval(t.UpstreamSeconds, t.Polls), t.ID, t.Polls))
 	if !t.Deadline.IsZero() && next.After(t.Deadline) {
 		return t.Deadline
 	}
@@ -61,15 +60,4 @@ func (s Schedule) Interval(upstreamSeconds, polls int) time.Duration {
 		d += d / 2
 	}
 	return min(d, ceil)
-}
-
-// jitter moves d by a fraction in [−10%, +10%] that depends only on the
-// task id and the poll count.
-func jitter(d time.Duration, id string, polls int) time.Duration {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write(strconv.AppendInt(nil, int64(polls), 10))
-	per10k := int64(h.Sum64()%2001) - 1000 // −1000..1000 of 10000
-	return d + time.Duration(int64(d)/10000*per10k)
 }

@@ -25,6 +25,13 @@ const DefaultTimeout = 30 * time.Minute
 // are told apart by nobody.
 var ErrTaskNotFound = errors.New("video: no such task")
 
+// ErrTaskRunning refuses to delete an open task whose vendor job cannot be
+// cancelled: the vendor has accepted it and bills it whatever the gateway
+// does, so the task runs to its end (and is charged then) and can be
+// deleted once it is completed or failed, as OpenAI's own Videos API
+// deletes only completed or failed videos.
+var ErrTaskRunning = errors.New("video: the task is running and its vendor cannot cancel it")
+
 // Service is what front doors call: submit a task, read, list and delete
 // an account's tasks. Fields without a comment are required.
 type Service struct {
@@ -177,20 +184,25 @@ func (s *Service) List(ctx context.Context, accountID, after string, limit int, 
 }
 
 // Delete removes an account's task and its video. An open task is first
-// cancelled upstream (where the vendor can) and failed, releasing its
-// reservation: the client is charged nothing for it.
+// cancelled upstream and failed, releasing its reservation (the client is
+// charged nothing), but only when the vendor confirms the cancel: a job
+// its vendor cannot cancel (or whose cancel failed) is still the vendor's
+// and billed by it, so Delete refuses it with ErrTaskRunning and the task
+// goes on to be charged when it completes.
 func (s *Service) Delete(ctx context.Context, accountID, id string) error {
 	t, err := s.Get(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
 	if t.Open() {
-		if m, ok := s.Makers(t.Provider); ok {
-			if cn, ok := m.(provider.VideoCanceller); ok {
-				if err := cn.CancelVideo(ctx, t.UpstreamModel, t.UpstreamID); err != nil {
-					s.log().Warn("video: cancelling a deleted task upstream failed", "task", t.ID, "err", err)
-				}
-			}
+		m, ok := s.Makers(t.Provider)
+		cn, can := m.(provider.VideoCanceller)
+		if !ok || !can {
+			return ErrTaskRunning
+		}
+		if err := cn.CancelVideo(ctx, t.UpstreamModel, t.UpstreamID); err != nil {
+			s.log().Warn("video: cancelling a deleted task upstream failed; the task runs on", "task", t.ID, "err", err)
+			return ErrTaskRunning
 		}
 		now := s.now()
 		t.State, t.Error, t.FinishedAt, t.UpdatedAt, t.Cost = store.TaskFailed, "The task was deleted by the client before it finished.", now, now, 0

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/background"
 	"github.com/modelgate/modelgate/internal/chain"
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/gate"
@@ -77,6 +78,10 @@ type Handler struct {
 
 	// Videos serves the video endpoints (nil: they answer 404).
 	Videos *Videos
+
+	// Background keeps background Responses requests as tasks until they
+	// are settled (nil: background: true is refused).
+	Background *background.Service
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.
@@ -89,6 +94,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("/v1/audio/transcriptions", h.only(http.MethodPost, h.transcriptions))
 	mux.Handle("/v1/responses", h.only(http.MethodPost, h.responses))
 	mux.Handle("/v1/responses/{id}", h.only(http.MethodGet, h.getResponse))
+	mux.Handle("/v1/responses/{id}/cancel", h.only(http.MethodPost, h.cancelResponse))
 	mux.Handle("/v1/models", h.only(http.MethodGet, h.listModels))
 	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.getModel))
 	h.videoRoutes(mux)

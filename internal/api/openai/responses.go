@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/background"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -173,29 +174,22 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
+	// A background response is read from the provider that runs it, and
+	// the first read that sees it ended settles it (responses_background.go).
+	d, rs = h.backgroundResponder(r.Context(), id, d, rs)
 	info.Model, info.Provider, info.Upstream = d.Model, d.Provider, d.Upstream
 	res, err := rs.GetResponse(r.Context(), &provider.ResponseGet{ID: id, Query: q, Public: d.Model, Upstream: d.Upstream})
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
+	h.observe(r.Context(), id, res)
 	h.writeJSON(w, info, false, &out, res.Body)
 }
 
 // validResponseID accepts the ids vendors issue (resp_ and hex digits) and
 // nothing that could change the upstream path ("..").
-func validResponseID(id string) bool {
-	if id == "" || len(id) > 256 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func validResponseID(id string) bool { return background.ValidID(id) }
 
 // storedResponder picks the deployment that answers GET /v1/responses/{id}.
 func (h *Handler) storedResponder(p gate.Principal, model, id string) (route.Deployment, provider.Responder, error) {

@@ -28,6 +28,10 @@ import (
 // answer shows.
 func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
 	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	if req.Background() {
+		h.respondBackground(w, r, info, p, d, rs, req, body, out) // responses_background.go
+		return
+	}
 	var prev *store.StoredResponse
 	if id := req.PreviousResponseID(); id != "" {
 		sr, err := h.previous(r.Context(), p.AccountID, id)

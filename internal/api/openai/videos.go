@@ -277,8 +277,13 @@ func (h *Handler) getVideo(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, info, false, &out, openaiVideo(t))
 }
 
-// deleteVideo serves DELETE /v1/videos/{id}: an open task is cancelled
-// (nothing charged), a finished one forgotten with its video.
+// codeVideoInProgress refuses (409) the deletion of a running video task
+// whose vendor cannot cancel it (see video.ErrTaskRunning).
+const codeVideoInProgress = "video_in_progress"
+
+// deleteVideo serves DELETE /v1/videos/{id}: a finished task is forgotten
+// with its video; an open one is cancelled (nothing charged) where its
+// vendor confirms the cancel, and refused with 409 otherwise.
 func (h *Handler) deleteVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	var out outcome
@@ -432,6 +437,11 @@ func videoError(err error) error {
 	if errors.Is(err, video.ErrTaskNotFound) {
 		return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeTaskNotFound,
 			Message: "No video task with that id: it does not exist, belongs to another account, or has expired (tasks are kept for 24 hours)."}
+	}
+	if errors.Is(err, video.ErrTaskRunning) {
+		return &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: codeVideoInProgress,
+			Message: "The video is still being generated and its vendor cannot cancel it: the vendor bills it either way, " +
+				"so it will be charged when it completes. Delete it once its status is completed or failed."}
 	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {

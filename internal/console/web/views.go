@@ -46,7 +46,7 @@ type Provider struct {
 // Overview is /console/: balance, top-up, redemption and top-up history.
 type Overview struct {
 	Layout
-	Held          money.Micros // reserved by open video tasks
+	Held          money.Micros // reserved by open video tasks and background responses
 	Spent         money.Micros // all time
 	Spent30d      money.Micros
 	Requests30d   int64

@@ -166,13 +166,19 @@ func (c *Client) RespondStream(ctx context.Context, req *provider.ResponsesReque
 // GetResponse fetches a stored response. The vendor's 404 stays a 404
 // (any other failure is mapped as for chat).
 func (c *Client) GetResponse(ctx context.Context, g *provider.ResponseGet) (*provider.ResponsesResult, error) {
-	u := c.responsesURL("/" + url.PathEscape(g.ID))
+	return c.stored(ctx, http.MethodGet, "", g)
+}
+
+// stored sends method to the stored response g.ID (plus suffix, such as
+// "/cancel") without a body and reads the Response object it answers.
+func (c *Client) stored(ctx context.Context, method, suffix string, g *provider.ResponseGet) (*provider.ResponsesResult, error) {
+	u := c.responsesURL("/" + url.PathEscape(g.ID) + suffix)
 	if len(g.Query) > 0 {
 		u += "?" + g.Query.Encode()
 	}
 	k := c.start(ctx)
 	defer k.Release()
-	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodGet, u, nil)
+	hr, err := http.NewRequestWithContext(k.Ctx, method, u, nil)
 	if err != nil {
 		return nil, provider.BadResponse(c.name, err)
 	}

@@ -34,11 +34,13 @@ type Billed struct {
 	Searches    int64 // web_search_call items per answer with a web search tool (default 3)
 	HiddenInput int64 // input a stored prompt or a conversation adds (default 50,000)
 	stored      map[string]int64
+	background  map[string]string // background response id → its final Response object
 }
 
 // NewBilled starts the fake; it is closed when the test ends.
 func NewBilled(t testing.TB) *Billed {
-	f := &Billed{requestLog: requestLog{t: t}, Output: 100, Searches: 3, HiddenInput: 50_000, stored: map[string]int64{}}
+	f := &Billed{requestLog: requestLog{t: t}, Output: 100, Searches: 3, HiddenInput: 50_000, stored: map[string]int64{},
+		background: map[string]string{}}
 	f.Server = httptest.NewServer(f)
 	t.Cleanup(f.Close)
 	return f
@@ -55,6 +57,7 @@ func (f *Billed) Set(fn func(f *Billed)) {
 type billedRequest struct {
 	Model              string            `json:"model"`
 	Stream             bool              `json:"stream"`
+	Background         bool              `json:"background"`
 	Store              *bool             `json:"store"`
 	PreviousResponseID string            `json:"previous_response_id"`
 	Prompt             json.RawMessage   `json:"prompt"`
@@ -69,8 +72,23 @@ type billedRequest struct {
 	} `json:"messages"`
 }
 
-// ServeHTTP answers the two endpoints.
+// ServeHTTP answers the two endpoints, and GET /v1/responses/{id} of a
+// background response (completed as soon as it is read).
 func (f *Billed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v1/responses/"); ok && r.Method == http.MethodGet {
+		f.add(Received{Header: r.Header.Clone(), Body: []byte(r.URL.RequestURI())})
+		f.mu.Lock()
+		obj, ok := f.background[id]
+		f.mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":{"message":"Response with id '%s' not found.","type":"invalid_request_error","param":null,"code":null}}`, id)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, obj)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	var req billedRequest
 	if r.Method != http.MethodPost || json.Unmarshal(body, &req) != nil {
@@ -132,6 +150,14 @@ func (f *Billed) respond(w http.ResponseWriter, req *billedRequest, body []byte)
 			id, status, req.Model, output, billedTier(req.ServiceTier), usage)
 	}
 	all := strings.Join(append(items, text), ",")
+	if req.Background {
+		f.mu.Lock()
+		f.background[id] = object("completed", all, usage)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, object("queued", "", "null"))
+		return
+	}
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, object("completed", all, usage))

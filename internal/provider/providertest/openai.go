@@ -73,6 +73,9 @@ type OpenAI struct {
 	*httptest.Server
 	requestLog
 	cancelled int // requests whose context ended before the answer did; under mu
+	// background holds the background responses created (background.go);
+	// under mu.
+	background map[string]*bgResponse
 }
 
 // NewOpenAI starts a fake upstream; it is closed when the test ends.

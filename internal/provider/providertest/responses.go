@@ -22,6 +22,8 @@ const StoredResponseID = "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"
 //	POST, cut                a stream cut off after four events
 //	POST, anything else      the recorded response or stream
 //	GET  /{id}               the stored response for StoredResponseID, else a 404
+//	POST background: true    a background response (background.go), then
+//	GET  /{id}, POST /{id}/cancel  its progress and its cancel
 //
 // POSTs are logged like chat requests; a GET is logged with its request
 // URI as Body.
@@ -31,6 +33,9 @@ func (f *OpenAI) serveResponses(w http.ResponseWriter, r *http.Request) bool {
 		if rest, ok = strings.CutPrefix(r.URL.Path, "/openai/v1/responses"); !ok {
 			return false
 		}
+	}
+	if f.serveBackground(w, r, rest) {
+		return true
 	}
 	switch {
 	case rest == "" && r.Method == http.MethodPost:
@@ -55,9 +60,10 @@ func (f *OpenAI) serveResponses(w http.ResponseWriter, r *http.Request) bool {
 func (f *OpenAI) createResponse(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Model  string          `json:"model"`
-		Stream bool            `json:"stream"`
-		Input  json.RawMessage `json:"input"`
+		Model      string          `json:"model"`
+		Stream     bool            `json:"stream"`
+		Background bool            `json:"background"`
+		Input      json.RawMessage `json:"input"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
@@ -67,6 +73,10 @@ func (f *OpenAI) createResponse(w http.ResponseWriter, r *http.Request) {
 	f.add(Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
 	if code, ok := strings.CutPrefix(req.Model, "err-"); ok {
 		f.fail(w, code)
+		return
+	}
+	if req.Background && !req.Stream {
+		f.createBackground(w, req.Model)
 		return
 	}
 	if !req.Stream {

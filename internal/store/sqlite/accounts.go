@@ -9,12 +9,15 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// selectAccount reads an account with the holds of its open video tasks,
-// summed in the same statement (one snapshot with balance and spent) from
-// the covering partial index video_tasks_open_account.
+// selectAccount reads an account with the holds of its open video tasks
+// and background responses, summed in the same statement (one snapshot
+// with balance and spent) from the covering partial indexes
+// video_tasks_open_account and response_tasks_open_account.
 const selectAccount = `SELECT id, name, created_at, balance, spent,
 	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
-	 WHERE t.account_id = accounts.id AND t.state IN ('pending', 'processing')),
+	 WHERE t.account_id = accounts.id AND t.state IN ('pending', 'processing')) +
+	(SELECT COALESCE(SUM(r.held), 0) FROM response_tasks r
+	 WHERE r.account_id = accounts.id AND r.status IN ('queued', 'in_progress')),
 	disabled_at, admin
 	FROM accounts`
 

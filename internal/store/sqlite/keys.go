@@ -12,12 +12,15 @@ import (
 )
 
 // selectKey reads a key together with its account's name and state and
-// the holds of its open video tasks, summed in the same statement (one
-// snapshot with spent) from the covering partial index video_tasks_open_key.
+// the holds of its open video tasks and background responses, summed in
+// the same statement (one snapshot with spent) from the covering partial
+// indexes video_tasks_open_key and response_tasks_open_key.
 const selectKey = `SELECT k.id, k.account_id, a.name, k.group_name, k.name, k.prefix,
 	k.hash, k.created_at, k.revoked_at, k.expires_at, k.spend_cap, k.spent,
 	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
-	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing')),
+	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing')) +
+	(SELECT COALESCE(SUM(r.held), 0) FROM response_tasks r
+	 WHERE r.key_id = k.id AND r.status IN ('queued', 'in_progress')),
 	k.last_used_at, a.disabled_at IS NOT NULL
 	FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Responses", func(t *testing.T) { testResponses(t, newStore) })
 	t.Run("ResponseSizes", func(t *testing.T) { testResponseSizes(t, newStore) })
 	t.Run("Tasks", func(t *testing.T) { testTasks(t, newStore) })
+	t.Run("ResponseTasks", func(t *testing.T) { testResponseTasks(t, newStore) })
 	t.Run("Console", func(t *testing.T) { testConsole(t, newStore) })
 	t.Run("AccountState", func(t *testing.T) { testAccountState(t, newStore) })
 	t.Run("KeyLastUsed", func(t *testing.T) { testKeyLastUsed(t, newStore) })
