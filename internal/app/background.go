@@ -20,7 +20,9 @@ func (a *App) newBackground(cfg *config.Config, deps []route.Deployment, bill *c
 	b := cfg.Background
 	svc := &background.Service{Store: a.store, Responders: responders(deps), Billing: bill, Log: a.log, Now: a.now,
 		Timeout: time.Duration(b.Timeout), Schedule: task.Backoff{Start: time.Duration(b.PollMin), Ceil: time.Duration(b.PollMax)},
-		OnSettled: func(_ context.Context, id string, u provider.Usage) { chains.Record(id, u.PromptTokens, u.CompletionTokens) }}
+		OnSettled: func(_ context.Context, id string, u provider.Usage) {
+			chains.Record(id, u.PromptTokens, u.CompletionTokens)
+		}}
 	w := &background.Worker{Service: svc, Owner: a.instance}
 	if b.PollMin > 0 && time.Duration(b.PollMin) < time.Second {
 		w.Tick = time.Duration(b.PollMin) // a fast schedule (tests, demos) needs claims as fast
