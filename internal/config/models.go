@@ -56,7 +56,11 @@ type ModelConfig struct {
 	// upstream does not make to the one it is asked for and billed ({5: 4}).
 	VideoDurationMap map[int]int `yaml:"video_duration_map"`
 	Free             *bool       `yaml:"free"`
-	Line             int         `yaml:"-"`
+	// Reasoning marks a model whose usage can hold tokens its answer does
+	// not show (hidden reasoning), so a client that leaves early is still
+	// charged the vendor's usage (see drain_timeout).
+	Reasoning *bool `yaml:"reasoning"`
+	Line      int   `yaml:"-"`
 }
 
 // ImagePriceConfig is the price of one image of a size and quality.
@@ -170,6 +174,9 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 		}
 		if mc.Free != nil {
 			m.Free, *set = *mc.Free, *set|catalog.SetFree
+		}
+		if mc.Reasoning != nil {
+			m.Reasoning, *set = *mc.Reasoning, *set|catalog.SetReasoning
 		}
 		out = append(out, o)
 	}
