@@ -135,6 +135,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 		Responses:    st,
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
+		DrainTimeout: time.Duration(cfg.DrainTimeout),
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
