@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/server"
@@ -151,6 +152,24 @@ func (c *charge) settleOwed(o owes, count func() provider.Usage, out *outcome) {
 		cost = c.held() // absurd counts: charge the reservation, never nothing
 	}
 	out.cost = c.settleCost(cost)
+}
+
+// settleHeld charges the reservation for a request whose vendor had it
+// but whose answer never came (images, transcriptions: the vendor makes
+// the whole answer whether or not the client waits), else releases it.
+func (c *charge) settleHeld(o owes) money.Micros {
+	if o == owesNothing {
+		c.release()
+		return 0
+	}
+	return c.settleCost(c.held())
+}
+
+// unanswered settles an image request whose upstream call failed with
+// err: once the vendor had it, it makes (and bills) the images it was asked
+// for whether or not the client waits, so the reservation is charged.
+func (b *imageBill) unanswered(u *upstream, err error, out *outcome) {
+	out.cost = b.c.settleHeld(u.owed(err, false))
 }
 
 // promptCount is the gateway's count of a chat request's prompt.
