@@ -42,15 +42,17 @@ const (
 )
 
 // startLeavingGateway runs the gateway with the leaving models on the fake
-// OpenAI upstream and claude-sonnet-4-5 on a fake Anthropic one.
+// OpenAI upstream and claude-sonnet-4-5 on a fake Anthropic one, both with
+// an idle_timeout longer than the scenarios' gap.
 func startLeavingGateway(t *testing.T, mutate ...func(*config.Config)) *gateway {
 	t.Helper()
 	ant := providertest.NewAnthropic(t)
 	return startGateway(t, append([]func(*config.Config){func(c *config.Config) {
 		c.Providers[0].Models = append(c.Providers[0].Models, leavingModels...)
+		c.Providers[0].Timeout, c.Providers[0].IdleTimeout = config.Duration(10*time.Second), config.Duration(5*time.Second)
 		c.Providers = append(c.Providers, config.Provider{Name: "fake-anthropic", Type: "anthropic", BaseURL: ant.URL,
 			APIKey: "x", Models: []config.ModelRef{{ID: "claude-sonnet-4-5", Upstream: "thinking-gap"}}, Weight: 1,
-			Timeout: config.Duration(5 * time.Second), IdleTimeout: config.Duration(2 * time.Second)})
+			Timeout: config.Duration(10 * time.Second), IdleTimeout: config.Duration(5 * time.Second)})
 		in, out, yes := config.Amount(money.Unit), config.Amount(2*money.Unit), true
 		for _, id := range []string{"o3-mini", "claude-sonnet-4-5", "think-late", "think-stall", "plain-gap", "plain-late"} {
 			mc := config.ModelConfig{ID: id, Input: &in, Output: &out}

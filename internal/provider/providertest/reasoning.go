@@ -18,8 +18,11 @@ const (
 	ReasoningTokens     = 20_000
 	AnthropicCompletion = 20_180
 	// UsageGap is the silence between the visible answer and its usage
-	// (or, for usage-late-end, between the usage and the stream's end).
-	UsageGap = 500 * time.Millisecond
+	// (or, for usage-late-end, between the usage and the stream's end):
+	// long enough for a client that leaves after the answer to be gone
+	// before the usage comes. A provider in front of these scenarios needs
+	// a longer idle_timeout.
+	UsageGap = time.Second
 )
 
 // reasoningChatUsage is the usage chunk of the chat reasoning scenarios.
