@@ -31,11 +31,11 @@ var errDrainBound = errors.New("drain_timeout passed after the client left")
 type upstream struct {
 	sent provider.RequestSent // the adapter's context
 
-	// Drained calls only.
-	detached context.Context // not cancelled by the client leaving
-	cancel   context.CancelCauseFunc
-	bound    time.Duration
-	unwatch  func() bool // stops watching the client's context
+	// Drained calls only: the call's context is not cancelled by the
+	// client leaving, but by cancel.
+	cancel  context.CancelCauseFunc
+	bound   time.Duration
+	unwatch func() bool // stops watching the client's context
 
 	mu    sync.Mutex
 	left  bool        // the client left (or the call ended): the bound runs
@@ -51,10 +51,10 @@ func (h *Handler) callUpstream(r *http.Request, c *charge) *upstream {
 	u := &upstream{}
 	parent := r.Context()
 	if c.Price.Reasoning {
-		u.detached, u.cancel = server.Detach(parent)
-		u.bound = h.DrainTimeout
+		detached, cancel := server.Detach(parent)
+		u.cancel, u.bound = cancel, h.DrainTimeout
 		u.unwatch = context.AfterFunc(parent, u.leave)
-		parent = u.detached
+		parent = detached
 	}
 	u.sent.Track(parent)
 	return u
