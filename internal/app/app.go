@@ -137,6 +137,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Responses:    st,
 		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
+		DrainTimeout: time.Duration(cfg.DrainTimeout),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))

@@ -58,7 +58,7 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput,
 					AudioInput: m.AudioInput, AudioOutput: m.AudioOutput},
 				Free: m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
-				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
+				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer, Reasoning: m.Reasoning,
 				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond, VideoPerSecond: m.VideoPerSecond,
 			}
 			if m.OutputLimited {

@@ -141,11 +141,18 @@ func TestEmbeddingsUpstream(t *testing.T) {
 			if !rec.Estimated || rec.PromptTokens != counted || rec.Cost != money.Micros(counted*embedPrice) {
 				t.Errorf("record %+v", rec)
 			}
+		case rec.Model == "embed-malformed":
+			// A 2xx answer the gateway cannot read was billed by the
+			// vendor: the input ("a", one token) is charged.
+			charged++
+			if rec.Status != 502 || !rec.Estimated || rec.PromptTokens != 1 || rec.Cost != embedPrice {
+				t.Errorf("unreadable answer: record %+v, want its input charged", rec)
+			}
 		case rec.Cost != 0 || rec.Status < 400:
 			t.Errorf("failure charged: %+v", rec)
 		}
 	}
-	if b := audit(t, g.app.Store(), p.accountID); charged != 1 || b != money.Unit-money.Micros(counted*embedPrice) {
+	if b := audit(t, g.app.Store(), p.accountID); charged != 2 || b != money.Unit-money.Micros(counted*embedPrice)-embedPrice {
 		t.Errorf("balance %v, %d charged", b, charged)
 	}
 }

@@ -323,7 +323,9 @@ func TestTranscriptionsUploadTooLarge(t *testing.T) {
 }
 
 // Upstream failures are relayed as the client's errors, with nothing
-// charged; an unreadable file is billed by its size bound.
+// charged; an answer the gateway cannot read was billed by the vendor, so
+// its reservation (the file's second) is; an unreadable file is billed by
+// its size bound.
 func TestTranscriptionsUpstream(t *testing.T) {
 	g := startAudioGateway(t)
 	wav := string(speechWAV(time.Second))
@@ -352,7 +354,12 @@ func TestTranscriptionsUpstream(t *testing.T) {
 			recs = append(recs, r)
 		}
 	}
-	if len(recs) != 4 || recs[0].Cost+recs[1].Cost+recs[2].Cost+recs[3].Cost != 200 {
+	if len(recs) != 4 || recs[0].Cost+recs[1].Cost+recs[2].Cost+recs[3].Cost != 300 {
 		t.Errorf("records %+v", recs)
+	}
+	for _, r := range recs {
+		if want := map[string]money.Micros{"whisper-malformed": 100, "whisper-1": 200}[r.Model]; r.Cost != want {
+			t.Errorf("%s: charged %v, want %v", r.Model, r.Cost, want)
+		}
 	}
 }

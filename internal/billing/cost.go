@@ -122,6 +122,10 @@ type ModelPrice struct {
 	MaxOutput     int64  // tokens; 0 unknown
 	OutputLimit   int64  // the most output tokens a request may ask for; 0: no published limit
 	Tokenizer     string // catalog tokenizer name ("o200k", "cl100k", "" approximate)
+	// Reasoning marks a model whose usage can hold tokens its answer does
+	// not show (hidden reasoning): a client that leaves before the
+	// vendor's usage arrived is charged from it all the same.
+	Reasoning bool
 
 	Modality       string       // the catalog's: chat, completion, embedding, image, audio, video
 	Images         []ImagePrice // per generated image, by size and quality

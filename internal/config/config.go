@@ -32,6 +32,7 @@ const (
 	defaultReadTimeout     = Duration(30 * time.Second)
 	minMaxBodyMemory       = 128 << 20 // max_body_memory's default, unless 4 × max_request_bytes is more
 	defaultWriteTimeout    = Duration(60 * time.Second)
+	defaultDrainTimeout    = Duration(15 * time.Second)
 	defaultGCPercent       = 200
 	defaultLogLevel        = "info"
 	defaultLogFormat       = "text"
@@ -53,6 +54,7 @@ type Config struct {
 	ReadTimeout     Duration         `yaml:"read_timeout"`
 	MaxBodyMemory   int64            `yaml:"max_body_memory"`
 	WriteTimeout    Duration         `yaml:"write_timeout"` // longest block of one stream write to a client
+	DrainTimeout    Duration         `yaml:"drain_timeout"` // how long a reasoning answer is read on after its client left, for the vendor's usage
 	GCPercent       int              `yaml:"gc_percent"`    // the Go garbage collector's GOGC, unless GOGC is set
 	MemoryLimit     int64            `yaml:"memory_limit"`  // the Go runtime's soft memory limit, unless GOMEMLIMIT is set; 0: none
 	Log             Log              `yaml:"log"`
@@ -331,6 +333,7 @@ func (c *Config) ApplyDefaults() {
 		c.MaxBodyMemory = max(minMaxBodyMemory, 4*c.MaxRequestBytes)
 	}
 	defaultDuration(&c.WriteTimeout, defaultWriteTimeout, c.given("write_timeout"))
+	defaultDuration(&c.DrainTimeout, defaultDrainTimeout, c.given("drain_timeout"))
 	if c.GCPercent == 0 && !c.given("gc_percent") {
 		c.GCPercent = defaultGCPercent
 	}

@@ -21,6 +21,9 @@ func TestDefaultValidates(t *testing.T) {
 	if c.MaxRequestBytes != 20<<20 || c.ShutdownTimeout != Duration(30*time.Second) || c.AuthCacheTTL != Duration(time.Second) || c.GCPercent != 200 || c.MemoryLimit != 512<<20 {
 		t.Errorf("Default() limits = %d %v %v, gc_percent %d, memory_limit %d", c.MaxRequestBytes, c.ShutdownTimeout, c.AuthCacheTTL, c.GCPercent, c.MemoryLimit)
 	}
+	if c.WriteTimeout != Duration(time.Minute) || c.DrainTimeout != Duration(15*time.Second) {
+		t.Errorf("Default() write_timeout %v, drain_timeout %v", c.WriteTimeout, c.DrainTimeout)
+	}
 	if c.Log.Level != "info" || c.Log.Format != "text" || !c.Log.RequestsEnabled() {
 		t.Errorf("Default().Log = %+v", c.Log)
 	}

@@ -182,6 +182,7 @@ func TestLoadProblems(t *testing.T) {
 		{file: "memory_limit_small.yaml", want: []want{{2, false, "memory_limit must be 0 (none) or at least max_body_memory (134217728), got 1048576"}}},
 		{file: "duration_zero.yaml", want: []want{{1, false, "shutdown_timeout must be a positive duration"}}},
 		{file: "duration_negative.yaml", want: []want{{1, false, "auth_cache_ttl must be a positive duration (like 30s), got -5s"}}},
+		{file: "drain_timeout_negative.yaml", want: []want{{2, false, "drain_timeout must be 0 (charge the reservation at once) or a positive duration (like 15s), got -1s"}}},
 		{file: "log_level_bad.yaml", want: []want{
 			{2, false, `log.level must be one of debug, info, warn, error; got "verbose"`},
 			{3, false, `log.format must be text or json; got "yaml"`},

@@ -72,7 +72,11 @@ type ModelConfig struct {
 	// Searches marks a chat model that runs one web search on every
 	// request, charged at tool_calls.web_search.
 	Searches *bool `yaml:"searches"`
-	Line     int   `yaml:"-"`
+	// Reasoning marks a model whose usage can hold tokens its answer does
+	// not show (hidden reasoning), so a client that leaves early is still
+	// charged the vendor's usage (see drain_timeout).
+	Reasoning *bool `yaml:"reasoning"`
+	Line      int   `yaml:"-"`
 }
 
 // TierPriceConfig is one service tier's price per million tokens.
@@ -210,6 +214,9 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 		}
 		if mc.Searches != nil {
 			m.Searches, *set = *mc.Searches, *set|catalog.SetSearches
+		}
+		if mc.Reasoning != nil {
+			m.Reasoning, *set = *mc.Reasoning, *set|catalog.SetReasoning
 		}
 		out = append(out, o)
 	}

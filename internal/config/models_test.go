@@ -105,6 +105,17 @@ func TestLoadCatalogSettings(t *testing.T) {
 	if got, _ := base.With(o).Lookup("gpt-4o-mini"); !got.Free || got.Input != 1 {
 		t.Errorf("free model = %+v", got)
 	}
+
+	// "reasoning: true" marks a model as one with hidden tokens, and
+	// touches nothing else either.
+	c3 := &Config{Models: []ModelConfig{{ID: "gpt-4o-mini", Reasoning: &yes}}}
+	o = c3.CatalogOverrides()
+	if len(o) != 1 || o[0].Set != catalog.SetReasoning || !o[0].Model.Reasoning {
+		t.Errorf("reasoning override = %+v", o)
+	}
+	if got, _ := base.With(o).Lookup("gpt-4o-mini"); !got.Reasoning || got.Input != 1 || got.Free {
+		t.Errorf("reasoning model = %+v", got)
+	}
 }
 
 // The surcharge prices of the models section reach the catalog: audio

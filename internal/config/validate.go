@@ -87,6 +87,9 @@ func (v *validator) server() {
 			c.MaxRequestBytes, c.MaxBodyMemory)
 	}
 	v.positive(c.line("write_timeout", 0), "write_timeout", c.WriteTimeout)
+	if c.DrainTimeout < 0 {
+		v.errorf(c.line("drain_timeout", 0), "drain_timeout must be 0 (charge the reservation at once) or a positive duration (like 15s), got %s", c.DrainTimeout)
+	}
 	if c.GCPercent < 10 {
 		v.errorf(c.line("gc_percent", 0), "gc_percent must be at least 10, got %d: below that the collector runs almost without pause", c.GCPercent)
 	}

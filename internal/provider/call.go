@@ -22,9 +22,10 @@ type Call struct {
 	d      time.Duration
 }
 
-// StartCall starts the timers of an exchange under ctx.
+// StartCall starts the timers of an exchange under ctx. When ctx tracks
+// whether the vendor has the request (RequestSent), the exchange reports it.
 func StartCall(ctx context.Context, total, idle time.Duration) *Call {
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(traced(ctx))
 	k := &Call{Ctx: ctx, cancel: cancel, d: idle}
 	k.total = time.AfterFunc(total, func() { cancel(ErrTotalTimeout) })
 	k.idle = time.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })

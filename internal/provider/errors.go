@@ -36,8 +36,10 @@ const maxVendorMessage = 2000
 // The vendor's message is shown only where it is about the client's own
 // request (4xx other than auth); an auth failure means the gateway's
 // upstream key is wrong, which the client must neither see nor fix.
+//
+// Its errors are the vendor's own failures (see VendorFailed).
 func FromStatus(provider string, status int, h http.Header, v VendorError) *apierr.Error {
-	cause := fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message)
+	cause := vendorFailure{fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message)}
 	msg := truncate(v.Message)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -72,6 +74,31 @@ func FromStatus(provider string, status int, h http.Header, v VendorError) *apie
 		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
 			Message: "The upstream provider failed to answer; retry later.", RetryAfter: time.Second, Err: cause}
 	}
+}
+
+// vendorFailure is the cause of an error the vendor answered with.
+type vendorFailure struct{ error }
+
+// Unwrap returns the failure's description.
+func (f vendorFailure) Unwrap() error { return f.error }
+
+// VendorFailed reports whether err is the vendor's own answer that the
+// request failed (an error status, an error event, an error body in a 2xx
+// answer: what FromStatus makes), as opposed to one the gateway ran into
+// (the client left, a timeout, a broken connection, an answer it could not
+// read). Vendors bill nothing for the first kind, so neither does the
+// gateway; for the second, a vendor that had the request bills its prompt.
+func VendorFailed(err error) bool {
+	var f vendorFailure
+	return errors.As(err, &f)
+}
+
+// VendorRefused marks e, the error an adapter makes of a 2xx answer in
+// which the vendor says it made nothing (Imagen filtering every image), as
+// the vendor's own failure (see VendorFailed).
+func VendorRefused(e *apierr.Error) *apierr.Error {
+	e.Err = vendorFailure{fmt.Errorf("vendor refused: %s", e.Message)}
+	return e
 }
 
 // FromTransport maps a failure to reach or read the upstream. It returns

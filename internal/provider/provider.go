@@ -65,7 +65,10 @@ type ChatStream interface {
 	Next() bool
 	// Chunk is the current chunk's JSON, valid until the next call to Next.
 	Chunk() []byte
-	// Usage is the usage the upstream reported, once it has.
+	// Usage is the usage the upstream reported; ok once its final figures
+	// arrived (a usage chunk, Anthropic's message_delta, the event that
+	// finishes Gemini's answer), not before: a client that leaves before
+	// then has not seen what the vendor bills (see api/openai/streamend.go).
 	Usage() (Usage, bool)
 	// Err is nil after a clean end, else an *apierr.Error for the client.
 	Err() error

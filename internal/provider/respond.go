@@ -41,8 +41,9 @@ type EventStream interface {
 	// Event is the current event's name (its SSE "event:" field, which is
 	// also its JSON type) and data, valid until the next call to Next.
 	Event() (name string, data []byte)
-	// Usage is the usage the vendor reported (in response.completed,
-	// response.incomplete or response.failed), once it has.
+	// Usage is the usage the vendor reported; ok once the event that
+	// carries it (response.completed, response.incomplete or
+	// response.failed) arrived.
 	Usage() (Usage, bool)
 	// Err is nil after a clean end, else an *apierr.Error for the client.
 	Err() error

@@ -26,8 +26,9 @@ type Server struct {
 // in-flight requests (streams included) before cancelling them.
 func New(h http.Handler, drain time.Duration, o Options) *Server {
 	t := &tracker{}
-	base, cancel := context.WithCancelCause(context.Background())
+	aborted, cancel := context.WithCancelCause(context.Background())
 	abort := func() { cancel(apierr.ErrShuttingDown) }
+	base := context.WithValue(aborted, abortKey{}, aborted) // for Detach
 	s := &Server{t: t, mem: &budget{limit: o.BodyMemory}, drain: drain, log: o.Logger, abort: abort}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -85,4 +86,27 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return nil // the requests were cancelled and recorded as such
 	}
 	return err
+}
+
+// abortKey finds, in a request's context, the context the server cancels
+// when its drain period ends.
+type abortKey struct{}
+
+// Detach returns a context for work a request must finish after its client
+// left (reading a vendor's answer on, to charge what the vendor bills): it
+// carries ctx's values and is not cancelled when the client goes away, but
+// is cancelled with apierr.ErrShuttingDown when the server's drain period
+// ends, as every request is, so shutdown stays within its bound. Call
+// cancel once the work is over.
+func Detach(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	d, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	aborted, ok := ctx.Value(abortKey{}).(context.Context)
+	if !ok {
+		return d, cancel // not served by a Server (tests of handlers)
+	}
+	stop := context.AfterFunc(aborted, func() { cancel(context.Cause(aborted)) })
+	return d, func(cause error) {
+		stop()
+		cancel(cause)
+	}
 }

@@ -54,52 +54,96 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
+	u := h.callUpstream(r, c)
+	defer u.end()
 	if params.Stream {
-		h.stream(w, r, info, d, req, c, &out)
+		h.stream(w, r, info, d, req, c, u, &out)
 		return
 	}
-	res, err := d.Chatter.Chat(r.Context(), req)
+	res, err := d.Chatter.Chat(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), c.promptCount, &out)
 		h.fail(w, info, err)
 		return
 	}
 	out.usage = res.Usage
 	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
-	h.writeJSON(w, info, c != nil, &out, res.Body)
+	h.answerJSON(w, r, info, c != nil, &out, res.Body)
 }
 
 // stream relays chunks as they arrive. The first chunk is read before the
 // response starts, so a request that fails at once still gets a proper
 // status code; after that, failures end the stream with an error event.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment, req *provider.ChatRequest, c *charge, out *outcome) {
-	st, err := d.Chatter.ChatStream(r.Context(), req)
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment, req *provider.ChatRequest,
+	c *charge, u *upstream, out *outcome) {
+	st, err := d.Chatter.ChatStream(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), c.promptCount, out)
 		h.fail(w, info, err)
 		return
 	}
-	h.relay(w, info, st, c, c.delivered(), func(u *provider.Usage, completion func() int64) money.Micros {
-		return c.settle(u, completion, out)
-	}, out)
+	h.relay(w, r, info, st, streamBill{c: c, up: u, delivered: c.delivered(), out: out})
+}
+
+// streamBill is how a relayed stream is charged: the charge and the call
+// (nil without billing), the record of what reached the client, and, for
+// a legacy completion, its prompt member (a chat request's prompt is its
+// body, which the charge keeps).
+type streamBill struct {
+	c         *charge
+	up        *upstream
+	delivered *delivered
+	legacy    bool
+	prompt    []byte // legacy completions only
+	out       *outcome
+}
+
+// settle charges the vendor's usage u, completed by the gateway's count
+// when the vendor reported none.
+func (b streamBill) settle(u *provider.Usage) money.Micros {
+	if b.legacy {
+		return b.c.settleCompletion(u, b.prompt, b.delivered.tokens, b.out)
+	}
+	return b.c.settle(u, b.delivered.tokens, b.out)
+}
+
+// count is the gateway's count of the prompt and of what was delivered.
+func (b streamBill) count() provider.Usage {
+	var u provider.Usage
+	if b.legacy {
+		u.PromptTokens, _ = countPrompts(b.c.Tok, b.prompt)
+	} else {
+		u = b.c.promptCount()
+	}
+	u.CompletionTokens = b.delivered.tokens()
+	return u
+}
+
+// charge settles a stream that stopped with upErr (nil: a clean end) by
+// the rules in streamend.go.
+func (b streamBill) charge(st usageStream, upErr error) {
+	if u, ok := st.Usage(); ok {
+		b.out.usage = u
+		b.out.cost = b.settle(&b.out.usage)
+		return
+	}
+	b.c.settleOwed(b.up.owed(upErr, b.delivered.sent() > 0), b.count, b.out)
 }
 
 // relay sends the chunks of st to the client as they arrive (chat and
-// legacy completions share it). delivered counts what reached the client
-// (nil without billing); settle charges the final usage, completing it with
-// the delivered count when the vendor reported none.
-func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.ChatStream, c *charge, delivered *delivered,
-	settle func(u *provider.Usage, completion func() int64) money.Micros, out *outcome) {
+// legacy completions share it) and charges the stream by the rules in
+// streamend.go.
+func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, st provider.ChatStream, b streamBill) {
+	out := b.out
 	defer st.Close()
 	more := st.Next()
 	if !more && st.Err() != nil {
-		c.release()
+		b.charge(st, st.Err())
 		h.fail(w, info, st.Err())
-		out.usage, _ = st.Usage()
 		return
 	}
 	hdr := w.Header()
-	if c != nil {
+	if b.c != nil {
 		hdr.Set("Trailer", costHeader)
 	}
 	hdr.Set("Content-Type", "text/event-stream")
@@ -111,47 +155,37 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 	buffered, _ := st.(provider.Buffered)
 	// Delivered text is counted as it goes (bounded memory), for when the
 	// vendor's usage never comes: the client left, or the vendor sends none.
-	defer delivered.release()
-	var werr error
-	for ; more; more = st.Next() {
+	defer b.delivered.release()
+	var end streamEnd
+	for ; more && !end.stop(r, b.up); more = st.Next() {
 		if out.ttft == 0 {
 			out.ttft = h.now().Sub(info.Start)
 		}
-		if werr = sw.Data(st.Chunk()); werr != nil {
+		if end.werr = sw.Data(st.Chunk()); end.werr != nil {
 			break
 		}
-		delivered.add(st.Chunk())
+		end.wrote(r, st)
+		b.delivered.add(st.Chunk())
 		if buffered != nil && buffered.Buffered() {
 			continue // the next chunk is already here; flush after it
 		}
-		if werr = sw.Flush(); werr != nil {
+		if end.werr = sw.Flush(); end.werr != nil {
 			break
 		}
 	}
-	out.usage, _ = st.Usage()
-	if werr != nil {
-		// The client left, or was too slow to take a write: it pays for
-		// what it was sent, not for the rest (see streamend.go).
-		out.usage = provider.Usage{}
-		out.cost = settle(&out.usage, delivered.tokens)
-		clientEnded(info, werr)
+	end.stop(r, b.up) // a drained call's client may have left while its end came
+	end.drain(b.up, st, nil)
+	upErr := st.Err()
+	b.charge(st, upErr)
+	switch {
+	case end.complete:
+		// The client has the answer up to the vendor's usage: whatever
+		// came after (it hung up, the upstream's end failed), it is done.
+	case end.clientEnded():
+		end.note(r, info)
 		return
-	}
-	if err := st.Err(); err != nil {
-		e := apierr.From(err)
-		switch {
-		case e.Status == apierr.StatusClientClosed || delivered.sent() > 0:
-			// The client left while we waited upstream, or the upstream
-			// ended the stream after content reached the client: either
-			// way the client pays for what it was sent.
-			out.usage = provider.Usage{}
-			out.cost = settle(&out.usage, delivered.tokens)
-			if c != nil {
-				hdr.Set(costHeader, out.cost.String())
-			}
-		default:
-			c.release() // nothing billable reached the client
-		}
+	case upErr != nil:
+		e := apierr.From(upErr)
 		info.Status, info.ErrCode = e.Status, e.Code
 		if e.Err != nil {
 			info.ErrDetail = e.Err.Error()
@@ -159,16 +193,20 @@ func (h *Handler) relay(w http.ResponseWriter, info *reqinfo.Info, st provider.C
 		if e.Status == apierr.StatusClientClosed {
 			return // nobody to tell
 		}
+		if b.c != nil {
+			hdr.Set(costHeader, out.cost.String())
+		}
 		_ = sw.Data(e.JSON())
 		_ = sw.End()
 		return
 	}
-	out.cost = settle(&out.usage, delivered.tokens)
-	if c != nil {
+	if b.c != nil {
 		hdr.Set(costHeader, out.cost.String())
 	}
-	_ = sw.Done()
-	_ = sw.End() // with the response's end; see sse.Writer.End
+	if end.werr == nil {
+		_ = sw.Done()
+		_ = sw.End() // with the response's end; see sse.Writer.End
+	}
 }
 
 // record leaves the usage record of the request, whatever happened, once

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
-	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/completechat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -55,27 +54,31 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	if c != nil {
 		req.MaxOutput = c.Price.MaxOutput
 	}
+	u := h.callUpstream(r, c)
+	defer u.end()
+	count := func() provider.Usage {
+		n, _ := countPrompts(c.Tok, params.Prompt)
+		return provider.Usage{PromptTokens: n}
+	}
 	if params.Stream {
-		st, err := cp.CompleteStream(r.Context(), req)
+		st, err := cp.CompleteStream(u.ctx(r), req)
 		if err != nil {
-			c.release()
+			c.settleOwed(u.owed(err, false), count, &out)
 			h.fail(w, info, err)
 			return
 		}
-		h.relay(w, info, st, c, c.completionDelivered(), func(u *provider.Usage, completion func() int64) money.Micros {
-			return c.settleCompletion(u, params.Prompt, completion, &out)
-		}, &out)
+		h.relay(w, r, info, st, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
 		return
 	}
-	res, err := cp.Complete(r.Context(), req)
+	res, err := cp.Complete(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), count, &out)
 		h.fail(w, info, err)
 		return
 	}
 	out.usage = res.Usage
 	out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
-	h.writeJSON(w, info, c != nil, &out, res.Body)
+	h.answerJSON(w, r, info, c != nil, &out, res.Body)
 }
 
 // chatModel reports whether the catalog knows the model as a chat model

@@ -51,9 +51,12 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.EmbedRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Texts: params.Texts, Tokens: params.Tokens, Base64: params.Base64, Dimensions: params.Dimensions}
-	res, err := d.Chatter.(provider.Embedder).Embed(r.Context(), req)
+	u := h.callUpstream(r, c)
+	defer u.end()
+	count := func() provider.Usage { return provider.Usage{PromptTokens: c.embedTokens(&params)} }
+	res, err := d.Chatter.(provider.Embedder).Embed(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), count, &out)
 		h.fail(w, info, err)
 		return
 	}
@@ -64,8 +67,9 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		n := c.embedTokens(&params)
 		out.usage, out.estimated = provider.Usage{PromptTokens: n, TotalTokens: n}, true
 		if answer, err = jsonx.Set(answer, "usage", fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d}`, n, n)); err != nil {
-			c.release()
-			h.fail(w, info, provider.BadResponse(d.Provider, fmt.Errorf("embeddings answer: %w", err)))
+			err = provider.BadResponse(d.Provider, fmt.Errorf("embeddings answer: %w", err))
+			c.settleOwed(u.owed(err, false), count, &out)
+			h.fail(w, info, err)
 			return
 		}
 	}
@@ -74,7 +78,7 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		cost = c.held() // absurd counts: charge the reservation, never nothing
 	}
 	out.cost = c.settleCost(cost)
-	h.writeJSON(w, info, c != nil, &out, answer)
+	h.answerJSON(w, r, info, c != nil, &out, answer)
 }
 
 // checkEmbedContext refuses an input longer than the model's context

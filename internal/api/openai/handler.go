@@ -76,6 +76,12 @@ type Handler struct {
 	// client_too_slow and the client pays for what it was sent (0: no bound).
 	WriteTimeout time.Duration
 
+	// DrainTimeout is how long, once its client left, the gateway reads on
+	// the answer of a model whose usage can hold tokens the answer does not
+	// show, to charge the vendor's usage; past it the reservation is
+	// charged (0: at once). See streamend.go.
+	DrainTimeout time.Duration
+
 	// Videos serves the video endpoints (nil: they answer 404).
 	Videos *Videos
 

@@ -67,9 +67,11 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.ImageEditRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt, N: params.N,
 		Size: params.Size, Quality: params.Quality, ResponseFormat: params.ResponseFormat, Fields: form.fields, Files: form.providerFiles()}
-	res, err := d.Chatter.(provider.ImageEditor).EditImages(r.Context(), req)
+	u := h.callUpstream(r, bill.c)
+	defer u.end()
+	res, err := d.Chatter.(provider.ImageEditor).EditImages(u.ctx(r), req)
 	if err != nil {
-		bill.release()
+		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)
 		return
 	}

@@ -47,9 +47,11 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 	req := &provider.ImageRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body, Prompt: params.Prompt,
 		N: params.N, Size: params.Size, Quality: params.Quality, Style: params.Style, User: params.User,
 		ResponseFormat: params.ResponseFormat}
-	res, err := d.Chatter.(provider.ImageGenerator).GenerateImages(r.Context(), req)
+	u := h.callUpstream(r, bill.c)
+	defer u.end()
+	res, err := d.Chatter.(provider.ImageGenerator).GenerateImages(u.ctx(r), req)
 	if err != nil {
-		bill.release()
+		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)
 		return
 	}

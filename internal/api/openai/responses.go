@@ -92,22 +92,29 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	id, created := responses.NewID("resp_"), h.now().Unix()
+	u := h.callUpstream(r, c)
+	defer u.end()
 	if req.Stream {
-		h.translateStream(w, r, info, d, creq, tr, id, created, c, out)
+		h.translateStream(w, r, info, d, creq, tr, id, created, c, u, out)
 		return
 	}
-	res, err := d.Chatter.Chat(r.Context(), creq)
-	if err != nil {
-		c.release()
-		h.fail(w, info, err)
-		return
+	res, err := d.Chatter.Chat(u.ctx(r), creq)
+	if err == nil {
+		var ans *responses.Answer
+		if ans, err = tr.Answer(res.Body); err == nil {
+			h.answerTranslated(w, r, info, c, res, ans, id, created, out)
+			return
+		}
+		err = provider.BadResponse(info.Provider, err)
 	}
-	ans, err := tr.Answer(res.Body)
-	if err != nil {
-		c.release()
-		h.fail(w, info, provider.BadResponse(info.Provider, err))
-		return
-	}
+	c.settleOwed(u.owed(err, false), c.promptCount, out)
+	h.fail(w, info, err)
+}
+
+// answerTranslated settles a translated request's chat answer and writes
+// it as a Response object.
+func (h *Handler) answerTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, c *charge,
+	res *provider.ChatResponse, ans *responses.Answer, id string, created int64, out *outcome) {
 	out.usage = res.Usage
 	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), out)
 	b, err := ans.JSON(id, created, h.now().Unix(), out.usage)
@@ -115,7 +122,7 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		h.fail(w, info, apierr.Internal(err))
 		return
 	}
-	h.writeJSON(w, info, c != nil, out, b)
+	h.answerJSON(w, r, info, c != nil, out, b)
 }
 
 // renameParams shows the chat parameters admit names (max_tokens,

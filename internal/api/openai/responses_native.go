@@ -60,13 +60,15 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 		}
 	}
 	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
+	u := h.callUpstream(r, c)
+	defer u.end()
 	if req.Stream {
-		h.nativeStream(w, r, info, rs, preq, req.Stored(), c, out)
+		h.nativeStream(w, r, info, rs, preq, req.Stored(), c, u, out)
 		return
 	}
-	res, err := rs.Respond(r.Context(), preq)
+	res, err := rs.Respond(u.ctx(r), preq)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), c.responsesPrompt(body), out)
 		h.fail(w, info, err)
 		return
 	}
@@ -80,7 +82,13 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 	if req.Stored() {
 		h.saveResponse(r.Context(), info, responseID(res.Body), c.bound(), &out.usage)
 	}
-	h.writeJSON(w, info, c != nil, out, res.Body)
+	h.answerJSON(w, r, info, c != nil, out, res.Body)
+}
+
+// responsesPrompt is the gateway's count of a pass-through request's
+// prompt: the body's tokens (an overestimate: see estimateResponses).
+func (c *charge) responsesPrompt(body []byte) func() provider.Usage {
+	return func() provider.Usage { return estimateResponses(c, body, func(*tokenize.Stream) {}) }
 }
 
 // unknownWindow is the context assumed for a continued response the
@@ -214,38 +222,57 @@ func addOutputText(s *tokenize.Stream, body []byte) {
 }
 
 // nativeStream relays the vendor's event stream event by event, names
-// preserved. Delivered deltas are counted as they go, for a client that
-// leaves (or is too slow) before the usage arrives, and for an upstream
-// that breaks the stream off after deltas reached the client, which ends
-// with an error event; either way the client pays for what it was sent
-// (see streamend.go), and a failure before any delta costs nothing. When
-// stored, the response's owner is recorded as soon as an event shows its
-// id (response.created), before that event is relayed.
+// preserved, and charges it by the rules in streamend.go: the vendor's
+// usage arrives in its terminal event (response.completed); delivered
+// deltas are counted as they go, for a client that leaves (or is too slow)
+// before it, and for an upstream that breaks the stream off after deltas
+// reached the client, which ends with an error event. When stored, the
+// response's owner is recorded as soon as an event shows its id
+// (response.created), before that event is relayed.
 func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, rs provider.Responder,
-	req *provider.ResponsesRequest, stored bool, c *charge, out *outcome) {
-	st, err := rs.RespondStream(r.Context(), req)
+	req *provider.ResponsesRequest, stored bool, c *charge, u *upstream, out *outcome) {
+	prompt := c.responsesPrompt(req.Body)
+	st, err := rs.RespondStream(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), prompt, out)
 		h.fail(w, info, err)
 		return
 	}
 	defer st.Close()
+	var count *tokenize.Stream
+	if c != nil {
+		count = c.Tok.NewStream()
+	}
+	var respID string // the stored response's id, once an event showed it
+	// Without the vendor's usage, the client pays for the request's tokens
+	// and the deltas it was sent, counted by the gateway.
+	charge := func(upErr error) {
+		if us, ok := st.Usage(); ok {
+			out.usage = us
+			out.cost = settleResponses(c, us)
+			h.sizeResponse(respID, us)
+			return
+		}
+		delivered := count != nil && count.Tokens() > 0
+		c.settleOwed(u.owed(upErr, delivered), func() provider.Usage {
+			us := prompt()
+			if count != nil {
+				us.CompletionTokens = int64(count.Tokens())
+			}
+			return us
+		}, out)
+	}
 	more := st.Next()
 	if !more && st.Err() != nil {
-		c.release()
+		charge(st.Err())
 		h.fail(w, info, st.Err())
 		return
 	}
 	sw := h.startEvents(w, info, c != nil)
 	buffered, _ := st.(provider.Buffered)
-	var count *tokenize.Stream
-	if c != nil {
-		count = c.Tok.NewStream()
-	}
 	seq := int64(-1)
-	var werr error
-	var respID string // the stored response's id, once an event showed it
-	for ; more; more = st.Next() {
+	var end streamEnd
+	for ; more && !end.stop(r, u); more = st.Next() {
 		if out.ttft == 0 {
 			out.ttft = h.now().Sub(info.Start)
 		}
@@ -257,66 +284,51 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 			}
 		}
 		noteUsed(c, name, data)
-		if werr = sw.Event(name, data); werr != nil {
+		if end.werr = sw.Event(name, data); end.werr != nil {
 			break
 		}
+		end.wrote(r, st)
 		noteEvent(count, name, data, &seq)
 		if buffered != nil && buffered.Buffered() {
 			continue
 		}
-		if werr = sw.Flush(); werr != nil {
+		if end.werr = sw.Flush(); end.werr != nil {
 			break
 		}
 	}
-	// Without the vendor's usage the client pays for the request's tokens
-	// and the deltas it was sent, counted by the gateway.
-	leftEarly := func() {
-		out.usage = estimateResponses(c, req.Body, func(*tokenize.Stream) {})
-		if count != nil {
-			out.usage.CompletionTokens = int64(count.Tokens())
-			out.usage.TotalTokens = out.usage.PromptTokens + out.usage.CompletionTokens
-		}
-		out.estimated = c != nil
-		out.cost = settleResponses(c, out.usage)
-	}
-	if werr != nil {
-		// The client left, or was too slow: it pays for what it was sent.
-		leftEarly()
-		clientEnded(info, werr)
+	end.stop(r, u) // a drained call's client may have left while its end came
+	end.drain(u, st, func() { name, data := st.Event(); noteUsed(c, name, data) })
+	upErr := st.Err()
+	charge(upErr)
+	switch {
+	case end.complete:
+		// The client has response.completed: whatever came after (it hung
+		// up, the upstream's end failed), the response is done.
+	case end.clientEnded():
+		end.note(r, info)
 		return
-	}
-	if err := st.Err(); err != nil {
-		e := apierr.From(err)
+	case upErr != nil:
+		e := apierr.From(upErr)
 		info.Status, info.ErrCode = e.Status, e.Code
 		if e.Err != nil {
 			info.ErrDetail = e.Err.Error()
 		}
 		if e.Status == apierr.StatusClientClosed {
-			leftEarly()
 			return
 		}
-		if count != nil && count.Tokens() > 0 {
-			leftEarly() // deltas reached the client before the vendor broke off
+		if c != nil {
 			w.Header().Set(costHeader, out.cost.String())
-		} else {
-			c.release() // nothing billable reached the client
 		}
 		_ = sw.Event("error", errorEvent(e, seq+1))
 		_ = sw.End()
 		return
 	}
-	u, ok := st.Usage()
-	if !ok {
-		leftEarly()
-	} else {
-		out.usage = u
-		out.cost = settleResponses(c, u)
-		h.sizeResponse(respID, u)
-	}
 	if c != nil {
 		w.Header().Set(costHeader, out.cost.String())
 	}
-	_ = sw.End() // with the response's end; see sse.Writer.End
+	if end.werr == nil {
+		_ = sw.End() // with the response's end; see sse.Writer.End
+	}
 }
 
 // noteUsed notes on c what an event shows the vendor used beyond tokens:

@@ -37,34 +37,36 @@ func writeEvents(sw *sse.Writer, evs []responses.Event) error {
 }
 
 // translateStream relays a chat stream as Responses events, chunk by
-// chunk. Billing is chat's: the vendor's usage, else the delivered text
-// counted as it goes; a client that leaves (or is too slow) pays for what
-// it was sent, and so does one whose stream the upstream broke off after
-// content reached it, which ends with response.failed (see streamend.go).
+// chunk. Billing is chat's, by the rules in streamend.go: the event that
+// carries the vendor's usage to the client is response.completed, which
+// the translation writes once the upstream's stream has ended; a stream
+// the upstream broke off after content reached the client ends with
+// response.failed.
 func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment,
-	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *charge, out *outcome) {
-	st, err := d.Chatter.ChatStream(r.Context(), req)
+	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *charge, u *upstream, out *outcome) {
+	st, err := d.Chatter.ChatStream(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		c.settleOwed(u.owed(err, false), c.promptCount, out)
 		h.fail(w, info, err)
 		return
 	}
 	defer st.Close()
+	delivered := c.delivered()
+	defer delivered.release()
+	b := streamBill{c: c, up: u, delivered: delivered, out: out}
 	more := st.Next()
 	if !more && st.Err() != nil {
-		c.release()
+		b.charge(st, st.Err())
 		h.fail(w, info, st.Err())
-		out.usage, _ = st.Usage()
 		return
 	}
 	sw := h.startEvents(w, info, c != nil)
 	ts := tr.NewStream(id, created)
 	buffered, _ := st.(provider.Buffered)
-	delivered := c.delivered()
-	defer delivered.release()
-	werr := writeEvents(sw, ts.Start())
+	var end streamEnd
+	end.werr = writeEvents(sw, ts.Start())
 	var upstreamErr error
-	for ; more && werr == nil; more = st.Next() {
+	for ; more && end.werr == nil && !end.stop(r, u); more = st.Next() {
 		if out.ttft == 0 {
 			out.ttft = h.now().Sub(info.Start)
 		}
@@ -74,23 +76,26 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 			break
 		}
 		delivered.add(st.Chunk())
-		if werr = writeEvents(sw, evs); werr != nil {
+		if end.werr = writeEvents(sw, evs); end.werr != nil {
 			break
 		}
 		if buffered != nil && buffered.Buffered() {
 			continue
 		}
-		werr = sw.Flush()
+		end.werr = sw.Flush()
 	}
-	if werr != nil {
-		// The client left, or was too slow: it pays for what it was sent.
-		out.usage = provider.Usage{}
-		out.cost = c.settle(&out.usage, delivered.tokens, out)
-		clientEnded(info, werr)
-		return
-	}
+	end.stop(r, u) // a drained call's client may have left while its end came
+	end.drain(u, st, nil)
 	if upstreamErr == nil {
 		upstreamErr = st.Err()
+	}
+	b.charge(st, upstreamErr)
+	if end.clientEnded() {
+		end.note(r, info)
+		return
+	}
+	if c != nil {
+		w.Header().Set(costHeader, out.cost.String())
 	}
 	if upstreamErr != nil {
 		e := apierr.From(upstreamErr)
@@ -99,30 +104,15 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 			info.ErrDetail = e.Err.Error()
 		}
 		if e.Status == apierr.StatusClientClosed {
-			out.usage = provider.Usage{}
-			out.cost = c.settle(&out.usage, delivered.tokens, out)
 			return // nobody to tell
-		}
-		if delivered.sent() > 0 {
-			// The vendor broke the answer off after content reached the
-			// client: it pays for what it was sent.
-			out.usage = provider.Usage{}
-			out.cost = c.settle(&out.usage, delivered.tokens, out)
-			if c != nil {
-				w.Header().Set(costHeader, out.cost.String())
-			}
-		} else {
-			c.release() // nothing billable reached the client
 		}
 		_ = writeEvents(sw, ts.Fail(e))
 		_ = sw.End()
 		return
 	}
-	out.usage, _ = st.Usage()
-	out.cost = c.settle(&out.usage, delivered.tokens, out)
-	if c != nil {
-		w.Header().Set(costHeader, out.cost.String())
+	if err := writeEvents(sw, ts.Finish(out.usage, h.now().Unix())); err != nil {
+		clientEnded(info, err) // it left before response.completed
+		return
 	}
-	_ = writeEvents(sw, ts.Finish(out.usage, h.now().Unix()))
 	_ = sw.End() // with the response's end; see sse.Writer.End
 }

@@ -5,12 +5,12 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -94,8 +94,8 @@ func BenchmarkStreamRelay(b *testing.B) {
 			req := &provider.ChatRequest{PublicModel: "gpt-4o-mini", UpstreamModel: "gpt-4o-mini",
 				Body: []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`), Stream: true}
 			w := &countingWriter{h: http.Header{}}
-			settle := func(*provider.Usage, func() int64) money.Micros { return 0 }
 			ctx := context.Background()
+			hr := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			var ms0, ms1 runtime.MemStats
@@ -108,7 +108,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 				clear(w.h)
 				var out outcome
 				info := &reqinfo.Info{}
-				h.relay(w, info, st, nil, nil, settle, &out)
+				h.relay(w, hr, info, st, streamBill{out: &out})
 				if info.ErrCode != "" {
 					b.Fatalf("stream failed: %s %s", info.ErrCode, info.ErrDetail)
 				}

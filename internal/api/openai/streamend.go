@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -8,18 +9,43 @@ import (
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
-// How a stream can end, and what each ending costs (every streaming
-// endpoint follows these rules):
+// How a request can end, and what each ending costs (every endpoint that
+// calls a vendor follows these rules; docs/billing.md has them per vendor).
+// The rule behind them: the key pays at least what the vendor bills.
 //
-//   - it completes: the vendor's usage, else the delivered text counted;
-//   - the client goes away, or is too slow to take a write within
-//     Handler.WriteTimeout (client_too_slow): the client pays for the
-//     prompt and the text it was sent, counted as it was sent;
-//   - the upstream ends it after content reached the client (idle or total
-//     timeout, a broken or failed stream, shutdown): the same, since the
-//     client has what it was sent; the error event tells it the rest is
-//     missing;
-//   - it fails before any content reached the client: nothing is charged.
+//   - It completes: the vendor's usage, else the delivered text counted.
+//   - The client got the event that carries the vendor's usage (the final
+//     usage chunk of a chat stream, response.completed) and left before
+//     the upstream's body ended: the request is complete, 200 and the
+//     vendor's usage. (Codex CLI hangs up exactly there.)
+//   - The vendor's usage arrived before the client left, however the
+//     stream ended: the vendor's usage.
+//   - The client leaves, or is too slow to take a write within
+//     Handler.WriteTimeout (client_too_slow), before the vendor's usage:
+//     on a model whose usage can hold tokens the stream does not show
+//     (hidden reasoning: the catalog's reasoning models) the upstream call
+//     was not cancelled: the gateway reads on without forwarding, for at
+//     most Handler.DrainTimeout after the client left, and charges the
+//     vendor's usage; if the bound (or the server's shutdown) ends the
+//     call first, the reservation. On any other model the upstream is
+//     cancelled at once and the client pays for the prompt and the text it
+//     was sent, counted by the gateway.
+//   - The client leaves before the first byte: the same, as soon as the
+//     vendor has the request (it was written whole to the vendor's
+//     connection, see provider.RequestSent): the prompt, or on a reasoning
+//     model the drained usage or the reservation. Before that, nothing.
+//   - The gateway ends the call (an idle or total timeout, shutdown, a
+//     broken connection, an answer it cannot read): the prompt and what
+//     was delivered, counted; on a reasoning model the reservation (its
+//     hidden tokens cannot be counted). Before the vendor had the request
+//     (it could not be reached), nothing.
+//   - The vendor answers with an error (an error status or error event):
+//     nothing before content reached the client (vendors do not bill their
+//     failures); after, what the client was sent.
+//
+// Images and transcriptions whose answer never came charge their
+// reservation once the vendor had the request: the vendor makes the whole
+// answer whether or not the client waits.
 //
 // The upstream's idle timer runs only while the gateway waits for upstream
 // bytes (provider.SSEBody), so a slow client can never make the upstream
@@ -50,4 +76,58 @@ func (d *delivered) sent() int64 {
 		return 0
 	}
 	return d.tokens()
+}
+
+// streamEnd is what a relay knows about the client's side when its stream
+// stopped.
+type streamEnd struct {
+	werr     error // the write that failed: the client left, or was too slow
+	gone     bool  // the client left while a drained call's answer came in
+	complete bool  // the client was sent the answer up to the vendor's usage
+}
+
+// clientEnded reports whether the client side ended the stream.
+func (e *streamEnd) clientEnded() bool { return e.werr != nil || e.gone }
+
+// stop reports whether the relay must stop forwarding: for a drained call
+// the upstream goes on when the client leaves, so the relay looks.
+func (e *streamEnd) stop(r *http.Request, u *upstream) bool {
+	e.gone = u.drains() && clientGone(r)
+	return e.gone
+}
+
+// wrote notes an event written to the client: once the vendor's usage has
+// arrived, the client has the answer up to it. Written, not flushed: a
+// large event reaches the client as it is written, and a client that then
+// hangs up makes the flush after it fail (the write itself succeeds only
+// while the client is there, or so recently gone that the server has not
+// noticed: its context says which).
+func (e *streamEnd) wrote(r *http.Request, st usageStream) {
+	if !e.complete {
+		_, ok := st.Usage()
+		e.complete = ok && r.Context().Err() == nil
+	}
+}
+
+// drain reads the rest of a drained call whose client ended the stream
+// before the vendor's usage arrived; each (nil: none) sees every event
+// read.
+func (e *streamEnd) drain(u *upstream, st usageStream, each func()) {
+	if !e.clientEnded() || !u.drains() {
+		return
+	}
+	if _, ok := st.Usage(); ok {
+		return
+	}
+	u.leave()
+	drainStream(st, each)
+}
+
+// note records the client's ending in info.
+func (e *streamEnd) note(r *http.Request, info *reqinfo.Info) {
+	werr := e.werr
+	if werr == nil {
+		werr = context.Cause(r.Context())
+	}
+	clientEnded(info, werr)
 }

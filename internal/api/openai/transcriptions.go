@@ -72,9 +72,13 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	req := &provider.TranscriptionRequest{PublicModel: form.model, UpstreamModel: d.Upstream, File: form.upstreamFile(),
 		Fields: form.fields, ResponseFormat: form.respFormat, Language: form.language, Prompt: form.prompt,
 		Temperature: form.temperature, TimestampGranularities: form.granularities}
-	res, err := d.Chatter.(provider.Transcriber).Transcribe(r.Context(), req)
+	u := h.callUpstream(r, c)
+	defer u.end()
+	res, err := d.Chatter.(provider.Transcriber).Transcribe(u.ctx(r), req)
 	if err != nil {
-		c.release()
+		// Once the vendor had the audio it bills all of it, whether or not
+		// the client waits: the reservation is charged (see streamend.go).
+		out.cost = c.settleHeld(u.owed(err, false))
 		h.fail(w, info, err)
 		return
 	}

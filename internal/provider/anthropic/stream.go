@@ -233,8 +233,12 @@ func (s *stream) fail(err error) bool {
 func (s *stream) Chunk() []byte { return s.chunk }
 func (s *stream) Err() error    { return s.err }
 
-// Usage is known once message_start arrived; output counts grow until
-// message_delta, reasoning tokens with each thinking delta.
+// Usage is known once the stop_reason arrived (message_delta, which
+// carries the output count); message_start's counts before it are
+// partial. Reasoning tokens are the thinking delivered.
 func (s *stream) Usage() (provider.Usage, bool) {
-	return s.thought.apply(toUsage(s.usage)), s.hasUsage
+	if !s.hasUsage || !s.finished {
+		return provider.Usage{}, false
+	}
+	return s.thought.apply(toUsage(s.usage)), true
 }

@@ -144,8 +144,8 @@ func (c *Client) imagenAnswer(b []byte, aspect string) (*provider.ImageResponse,
 		if len(reasons) > 0 {
 			msg += " " + strings.Join(reasons, " ")
 		}
-		return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest, Code: "content_policy_violation",
-			Param: "prompt", Message: msg}
+		return nil, provider.VendorRefused(&apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
+			Code: "content_policy_violation", Param: "prompt", Message: msg})
 	}
 	return res, nil
 }

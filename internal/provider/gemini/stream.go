@@ -56,6 +56,7 @@ type stream struct {
 	chunk    []byte
 	usage    provider.Usage
 	hasUsage bool
+	final    bool // usage came with (or after) the event that finished every choice
 	err      error
 }
 
@@ -98,6 +99,7 @@ func (s *stream) Next() bool {
 			s.id = s.c.responseID(gr.ResponseID)
 		}
 		s.queue = s.chunks(&gr, s.queue[:0])
+		s.final = s.final || (gr.UsageMetadata != nil && s.complete())
 		if len(s.queue) == 0 {
 			continue
 		}
@@ -194,6 +196,7 @@ func (s *stream) end(err error) bool {
 		s.err = provider.BadResponse(s.c.name, errors.New("stream ended before it finished"))
 		return false
 	}
+	s.final = s.hasUsage
 	wantUsage := s.includeUsage && s.hasUsage
 	s.Finish()
 	if !wantUsage {
@@ -221,6 +224,9 @@ func (s *stream) complete() bool {
 	return true
 }
 
-func (s *stream) Chunk() []byte                 { return s.chunk }
-func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.hasUsage }
-func (s *stream) Err() error                    { return s.err }
+func (s *stream) Chunk() []byte { return s.chunk }
+func (s *stream) Err() error    { return s.err }
+
+// Usage is Gemini's usageMetadata, which comes with every event and is
+// final once every choice finished.
+func (s *stream) Usage() (provider.Usage, bool) { return s.usage, s.final }

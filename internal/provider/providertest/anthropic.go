@@ -57,6 +57,9 @@ func (r anthropicRequest) afterTool() bool {
 //	tool-call       a tool_use, then text once the last turn holds a tool_result
 //	err-NNN         that status with the recorded error body (529, 400, 429; others 500)
 //	midstream-error a stream with an overloaded_error event after two text deltas
+//	thinking-gap    the recorded answer with thinking, UsageGap of silence before
+//	                its message_delta, whose output_tokens are AnthropicCompletion
+//	thinking-stall  the answer with thinking, then silence until cancelled
 //	anything else   the recorded message or stream
 //
 // A request without x-api-key or anthropic-version gets a 401.
@@ -100,6 +103,10 @@ func (f *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := map[bool]string{true: "anthropic/stream_tool.sse", false: "anthropic/stream.sse"}[tool]
 	events := bytes.SplitAfter(Fixture(f.t, name), []byte("\n\n"))
+	if req.Model == "thinking-gap" || req.Model == "thinking-stall" {
+		f.thinkingStream(w, r, req.Model)
+		return
+	}
 	if req.Model == "midstream-error" {
 		events = append(events[:5:5], []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
 	}
@@ -123,4 +130,26 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(msg)
 	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%s}}`, typ, b)
+}
+
+// thinkingStream answers a thinking scenario from the recorded answer with
+// thinking: everything up to its last text delta, then the gap, then the
+// rest with message_delta's output_tokens raised to AnthropicCompletion.
+func (f *Anthropic) thinkingStream(w http.ResponseWriter, r *http.Request, scenario string) {
+	events := bytes.SplitAfter(Fixture(f.t, "anthropic/thinking.sse"), []byte("\n\n"))
+	last := 0
+	for i, ev := range events {
+		if bytes.Contains(ev, []byte(`"text_delta"`)) {
+			last = i
+		}
+	}
+	answer, rest := events[:last+1], events[last+1:]
+	if scenario == "thinking-stall" {
+		f.gapped(w, r, answer, nil, -1)
+		return
+	}
+	for i, ev := range rest {
+		rest[i] = bytes.Replace(ev, []byte(`"output_tokens":180}`), []byte(`"output_tokens":20180}`), 1)
+	}
+	f.gapped(w, r, answer, rest, UsageGap)
 }

@@ -37,11 +37,26 @@ type Received struct {
 	Model  string // the body's model field
 }
 
-// requestLog keeps what a fake upstream received; each fake embeds one.
+// requestLog keeps what a fake upstream received, and how many requests
+// the gateway abandoned mid-answer; each fake embeds one.
 type requestLog struct {
-	t        testing.TB
-	mu       sync.Mutex
-	received []Received
+	t         testing.TB
+	mu        sync.Mutex
+	received  []Received
+	cancelled int // requests whose context ended before the answer did
+}
+
+// Cancelled counts requests the gateway abandoned mid-answer.
+func (l *requestLog) Cancelled() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cancelled
+}
+
+func (l *requestLog) noteCancel() {
+	l.mu.Lock()
+	l.cancelled++
+	l.mu.Unlock()
 }
 
 func (l *requestLog) add(r Received) {
@@ -72,7 +87,6 @@ func (l *requestLog) Last() Received {
 type OpenAI struct {
 	*httptest.Server
 	requestLog
-	cancelled int // requests whose context ended before the answer did; under mu
 	// background holds the background responses created (background.go);
 	// under mu.
 	background map[string]*bgResponse
@@ -84,13 +98,6 @@ func NewOpenAI(t testing.TB) *OpenAI {
 	f.Server = httptest.NewServer(f)
 	t.Cleanup(f.Close)
 	return f
-}
-
-// Cancelled counts requests the gateway abandoned mid-answer.
-func (f *OpenAI) Cancelled() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cancelled
 }
 
 type request struct {
@@ -115,7 +122,15 @@ type request struct {
 //	cut             a stream cut off after three chunks
 //	midstream-error a stream with an error event after two chunks
 //	stream-json     a stream request answered with a JSON error and status 200
+//	usage-gap       a reasoning model's stream: the visible answer, UsageGap of
+//	                silence, then the usage chunk (ReasoningCompletion) and
+//	                [DONE]; not streamed: the completion after UsageGap
+//	usage-stall     the visible answer, then silence until the request is cancelled
+//	usage-late-end  the answer and the usage chunk, then UsageGap before [DONE]
 //	anything else   the recorded completion or stream
+//
+// Requests cancelled during a gap, a stall or an endless stream are counted
+// (Cancelled).
 func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.serveTranscription(w, r) { // audio.go
 		return
@@ -165,6 +180,10 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"error":{"message":"streaming is not supported for this model","type":"invalid_request_error"}}`)
 		return
 	}
+	if !req.Stream && req.Model == "usage-gap" {
+		f.reasoningCompletion(w, r)
+		return
+	}
 	if !req.Stream {
 		name := "chat_completion.json"
 		if req.Model == "tool-call" {
@@ -175,12 +194,6 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.stream(w, r, req, afterTool)
-}
-
-func (f *OpenAI) noteCancel() {
-	f.mu.Lock()
-	f.cancelled++
-	f.mu.Unlock()
 }
 
 func (f *OpenAI) fail(w http.ResponseWriter, code string) {
@@ -204,6 +217,11 @@ func (f *OpenAI) fail(w http.ResponseWriter, code string) {
 
 // stream writes SSE fixtures event by event, flushing each.
 func (f *OpenAI) stream(w http.ResponseWriter, r *http.Request, req request, afterTool bool) {
+	switch req.Model {
+	case "usage-gap", "usage-stall", "usage-late-end":
+		f.reasoningStream(w, r, req.Model)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -20,6 +20,11 @@ const StoredResponseID = "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"
 //	POST, model err-NNN      that status with the recorded error body
 //	POST, midstream-error    a stream with an error event after the first delta
 //	POST, cut                a stream cut off after four events
+//	POST, slow               never answers (until the request is cancelled)
+//	POST, usage-gap          a reasoning model's stream: the visible answer, UsageGap
+//	                         of silence, then response.completed (ReasoningCompletion)
+//	POST, usage-stall        the visible answer, then silence until cancelled
+//	POST, usage-late-end     the whole stream, then UsageGap before the body ends
 //	POST, anything else      the recorded response or stream
 //	GET  /{id}               the stored response for StoredResponseID, else a 404
 //	POST background: true    a background response (background.go), then
@@ -79,6 +84,11 @@ func (f *OpenAI) createResponse(w http.ResponseWriter, r *http.Request) {
 		f.createBackground(w, req.Model)
 		return
 	}
+	if req.Model == "slow" {
+		<-r.Context().Done()
+		f.noteCancel()
+		return
+	}
 	if !req.Stream {
 		name := "openai/response.json"
 		if req.Model == "tool-call" && !bytes.Contains(req.Input, []byte(`"function_call_output"`)) {
@@ -90,6 +100,9 @@ func (f *OpenAI) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	events := bytes.SplitAfter(Fixture(f.t, "openai/response_stream.sse"), []byte("\n\n"))
 	switch req.Model {
+	case "usage-gap", "usage-stall", "usage-late-end":
+		f.reasoningResponse(w, r, events, req.Model)
+		return
 	case "cut":
 		events = events[:4]
 	case "midstream-error":
