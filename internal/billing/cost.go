@@ -56,11 +56,18 @@ func Cost(p TokenPrice, t Tokens, ratioPPM int64) (money.Micros, error) {
 	if cachedPrice == 0 {
 		cachedPrice = p.Input
 	}
-	const limit = 1 << 62 // each product and the sum stay below int64's limit
 	terms := [3][2]int64{{t.Prompt - cached, int64(p.Input)}, {cached, int64(cachedPrice)}, {t.Completion, int64(p.Output)}}
+	return weighted(terms[:], ratioPPM)
+}
+
+// weighted is Σ count × price-per-million over terms ({count, price}),
+// times ratioPPM, rounded half up once: the cost of one request. Each
+// product and the sum stay below int64's limit, else ErrOverflow.
+func weighted(terms [][2]int64, ratioPPM int64) (money.Micros, error) {
+	limit := int64(1<<62) / int64(len(terms))
 	var sum int64
 	for _, tm := range terms {
-		if tm[0] != 0 && tm[1] > limit/3/tm[0] {
+		if tm[0] != 0 && tm[1] > limit/tm[0] {
 			return 0, ErrOverflow
 		}
 		sum += tm[0] * tm[1]
@@ -103,6 +110,10 @@ type ModelPrice struct {
 	ImageSizes     []string     // the sizes (WxH) an image model accepts; nil: any
 	AudioPerSecond money.Micros // per second of input audio
 	VideoPerSecond money.Micros // per second of generated video (sizes may cost more: see the catalog)
+	// ImageTokens prices an image model its vendor bills by token (the GPT
+	// image models); zero for the others. On the images endpoints it wins
+	// over Images.
+	ImageTokens ImageTokenPrice
 }
 
 // ImagePrice is the price of one image of a size and quality ("" matches
