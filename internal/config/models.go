@@ -55,8 +55,15 @@ type ModelConfig struct {
 	// VideoDurationMap maps a length a client may ask for that the
 	// upstream does not make to the one it is asked for and billed ({5: 4}).
 	VideoDurationMap map[int]int `yaml:"video_duration_map"`
-	Free             *bool       `yaml:"free"`
-	Line             int         `yaml:"-"`
+	// ImageInput, CachedImageInput and ImageOutput price an image model its
+	// vendor bills by token, per million image tokens (its text at input
+	// and cached_input); with them the images endpoints bill the vendor's
+	// usage rather than per image.
+	ImageInput       *Amount `yaml:"image_input"`
+	CachedImageInput *Amount `yaml:"cached_image_input"`
+	ImageOutput      *Amount `yaml:"image_output"`
+	Free             *bool   `yaml:"free"`
+	Line             int     `yaml:"-"`
 }
 
 // ImagePriceConfig is the price of one image of a size and quality.
@@ -147,6 +154,9 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 		price(mc.CachedInput, &m.CachedInput, catalog.SetCachedInput)
 		price(mc.AudioPerSecond, &m.AudioPerSecond, catalog.SetAudioPerSecond)
 		price(mc.VideoPerSecond, &m.VideoPerSecond, catalog.SetVideoPerSecond)
+		price(mc.ImageInput, &m.ImageInput, catalog.SetImageInput)
+		price(mc.CachedImageInput, &m.CachedImageInput, catalog.SetCachedImageInput)
+		price(mc.ImageOutput, &m.ImageOutput, catalog.SetImageOutput)
 		if mc.Images != nil {
 			*set |= catalog.SetImages
 			for _, p := range mc.Images {
