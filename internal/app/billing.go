@@ -56,12 +56,20 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 			}
 			mp := billing.ModelPrice{
 				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput},
-				Free:  m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
+				Free:  m.Free,
+				// A token price, whatever else it has; not the text price of
+				// an image model billed by token, which prices only its
+				// images' prompts (see ImageTokens).
+				Priced:        (m.Input > 0 || m.Output > 0) && !m.TokenPricedImages(),
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer,
 				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond, VideoPerSecond: m.VideoPerSecond,
 			}
 			if m.OutputLimited {
 				mp.OutputLimit = m.MaxOutput // published: asking for more is refused
+			}
+			if m.TokenPricedImages() {
+				mp.ImageTokens = billing.ImageTokenPrice{Text: m.Input, CachedText: m.CachedInput, Image: m.ImageInput,
+					CachedImage: m.CachedImageInput, Output: m.ImageOutput, TextOutput: m.Output}
 			}
 			for _, ip := range m.Images {
 				mp.Images = append(mp.Images, billing.ImagePrice{Size: ip.Size, Quality: ip.Quality, Price: ip.Price})
