@@ -38,6 +38,9 @@ type Options struct {
 	Now        func() time.Time
 	HTTPClient *http.Client // nil gives each provider its own pooled client
 	Version    string
+	// FetchPrivate lets the image fetcher reach loopback and private
+	// addresses: tests only (their image servers are httptest servers).
+	FetchPrivate bool
 }
 
 // App is a wired gateway.
@@ -136,7 +139,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Responses:    st,
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 	}
-	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
+	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
 	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
 	if err != nil {
