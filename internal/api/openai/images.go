@@ -137,13 +137,15 @@ func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) mon
 // settleTokens charges a model billed by token: the usage the vendor
 // reported, else the reservation's bound for the n images returned.
 func (b *imageBill) settleTokens(params *imageParams, res *provider.ImageResponse, n int) money.Micros {
+	u, reported := reportedUsage(res)
 	var t billing.ImageTokens
-	if u, ok := reportedUsage(res); ok {
+	switch {
+	case reported:
 		t = u.tokens()
-	} else if n == 0 {
+	case n == 0:
 		b.c.release()
 		return 0
-	} else {
+	default:
 		t = b.boundFor(params, n)
 	}
 	cost, err := billing.ImageCost(b.c.Price.ImageTokens, t, b.c.Ratio)

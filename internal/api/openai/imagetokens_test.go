@@ -1,11 +1,18 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/billing"
+	chg "github.com/modelgate/modelgate/internal/charge"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/route"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
 // gptImageTokens is gpt-image-1 as the catalog prices it: by token.
@@ -96,6 +103,60 @@ func TestReportedUsage(t *testing.T) {
 			}
 			if ok && u.tokens() != tt.want {
 				t.Fatalf("tokens = %+v, want %+v", u.tokens(), tt.want)
+			}
+		})
+	}
+}
+
+// balanceSource is a billing.Source with one funded account.
+type balanceSource struct{}
+
+func (balanceSource) AccountByID(_ context.Context, id string) (store.Account, error) {
+	return store.Account{ID: id, Balance: 10 * money.Unit}, nil
+}
+
+func (balanceSource) KeyByID(_ context.Context, id string) (store.Key, error) {
+	return store.Key{ID: id}, nil
+}
+
+// Settling a model billed by token: the vendor's usage when it reports
+// one (also for an answer without images: the vendor billed it); else the
+// reserved bound for the images returned; nothing when there is neither.
+func TestSettleImageTokens(t *testing.T) {
+	p := &imageParams{Prompt: "a red square", Size: "1024x1024", Quality: "low", N: 3}
+	usage := map[string]json.RawMessage{"usage": json.RawMessage(`{"input_tokens":50,"output_tokens":544,"input_tokens_details":{"text_tokens":10,"image_tokens":40}}`)}
+	img := provider.GeneratedImage{B64JSON: "QQ=="}
+	tests := []struct {
+		name string
+		res  provider.ImageResponse
+		want money.Micros
+	}{
+		{"usage", provider.ImageResponse{Images: []provider.GeneratedImage{img, img}, Extra: usage}, 10*5 + 40*10 + 544*40},
+		{"usage without images", provider.ImageResponse{Extra: usage}, 10*5 + 40*10 + 544*40},
+		{"no usage: the bound of the images returned", provider.ImageResponse{Images: []provider.GeneratedImage{img, img}},
+			money.Micros((len(p.Prompt)+promptTextOverhead)*5 + 2*272*40)},
+		{"no usage, no images", provider.ImageResponse{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := billing.NewReserver(balanceSource{}, billing.Options{})
+			cb := &chg.Billing{Prices: func(string, string) (billing.ModelPrice, bool) { return gptImageTokens, true },
+				Ratio: func(string) int64 { return money.PPM }, Reserver: r, Tokens: tokenize.NewSet()}
+			h := &Handler{Billing: cb}
+			d := route.Deployment{Model: "gpt-image-1", Upstream: "gpt-image-1"}
+			b, err := h.startImages(context.Background(), gate.Principal{AccountID: "acct", KeyID: "key"}, d, p, "image generation")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reserved := money.Micros((len(p.Prompt)+promptTextOverhead)*5 + 3*272*40)
+			if b.c.held() != reserved {
+				t.Fatalf("reserved %s, want %s", b.c.held(), reserved)
+			}
+			if got := b.settle(p, &tt.res); got != tt.want {
+				t.Fatalf("charged %s, want %s", got, tt.want)
+			}
+			if left := r.Reserved()["acct"]; left != 0 {
+				t.Fatalf("%s still reserved", left)
 			}
 		})
 	}
