@@ -121,6 +121,10 @@ type modelJSON struct {
 	Priced         bool             `json:"priced"`
 	InCatalog      bool             `json:"in_catalog"`
 	Providers      []string         `json:"providers"`
+	// The prices per million image tokens of an image model billed by token.
+	ImageInput       catalog.Price `json:"image_input"`
+	CachedImageInput catalog.Price `json:"cached_image_input"`
+	ImageOutput      catalog.Price `json:"image_output"`
 }
 
 type imageJSON struct {
@@ -139,6 +143,7 @@ func writeModelsJSON(e env, rows []modelRow, currency string) int {
 			Input: catalog.Price(m.Input), Output: catalog.Price(m.Output), CachedInput: catalog.Price(m.CachedInput),
 			Images: []imageJSON{}, AudioPerSecond: catalog.Price(m.AudioPerSecond), VideoPerSecond: catalog.Price(m.VideoPerSecond),
 			ImageSizes: nonNil(m.ImageSizes), VideoDurations: nonNil(m.VideoDurations), Free: m.Free,
+			ImageInput: catalog.Price(m.ImageInput), CachedImageInput: catalog.Price(m.CachedImageInput), ImageOutput: catalog.Price(m.ImageOutput),
 			Priced: r.known && m.Priced(), InCatalog: r.known, Providers: r.providers}
 		for _, p := range m.Images {
 			j.Images = append(j.Images, imageJSON{Size: p.Size, Quality: p.Quality, Price: catalog.Price(p.Price)})
@@ -218,6 +223,9 @@ func media(m catalog.Model) string {
 			r += "-" + catalog.FormatPrice(hi)
 		}
 		parts = append(parts, fmt.Sprintf("%s/image (%d sizes)", r, len(imageSizes(m))))
+	}
+	if m.ImageOutput > 0 {
+		parts = append(parts, fmt.Sprintf("%s/1M image in, %s/1M image out", catalog.FormatPrice(m.ImageInput), catalog.FormatPrice(m.ImageOutput)))
 	}
 	if m.AudioPerSecond > 0 {
 		parts = append(parts, catalog.FormatPrice(m.AudioPerSecond)+"/s audio")

@@ -28,13 +28,13 @@ providers:
     type: openai
     base_url: https://api.openai.com/v1
     api_key: ${OPENAI_API_KEY}
-    models: [gpt-4o-mini, dall-e-3, sora-2, custom, not-in-catalog]
+    models: [gpt-4o-mini, dall-e-3, gpt-image-1, sora-2, custom, not-in-catalog]
 models:
   - {id: gpt-4o-mini, input: 0.2}
   - {id: custom, owned_by: acme, output: 0.000001}
 groups:
   default: {models: ["*"]}
-  vip: {models: ["gpt-4o*", "dall-e-3", "sora-*", "custom"], price_ratio: 0.8}
+  vip: {models: ["gpt-4o*", "dall-e-3", "gpt-image-1", "sora-*", "custom"], price_ratio: 0.8}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ groups:
 	if code != 0 {
 		t.Fatalf("models: %d %s", code, stderr)
 	}
-	for _, want := range []string{"IN/1M EUR", "demo-echo", "0.2 ", "0.04-0.12/image (3 sizes)", "0.1/s video", "NOT-IN-CATALOG", "acme"} {
+	for _, want := range []string{"IN/1M EUR", "demo-echo", "0.2 ", "0.04-0.12/image (3 sizes)", "10/1M image in, 40/1M image out", "0.1/s video", "NOT-IN-CATALOG", "acme"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -59,7 +59,7 @@ groups:
 	for _, r := range rows {
 		ids = append(ids, r.ID)
 	}
-	if got := strings.Join(ids, " "); got != "custom dall-e-3 gpt-4o-mini sora-2" {
+	if got := strings.Join(ids, " "); got != "custom dall-e-3 gpt-4o-mini gpt-image-1 sora-2" {
 		t.Errorf("vip models = %s", got)
 	}
 	byID := map[string]modelJSON{}
@@ -75,6 +75,10 @@ groups:
 	}
 	if d := byID["dall-e-3"]; len(d.Images) != 6 || d.Modality != "image" || len(d.ImageSizes) != 3 {
 		t.Errorf("dall-e-3 = %+v", d)
+	}
+	if g := byID["gpt-image-1"]; g.Input != 5_000_000 || g.ImageInput != 10_000_000 || g.CachedImageInput != 2_500_000 ||
+		g.ImageOutput != 40_000_000 || !g.Priced || len(g.Images) != 9 {
+		t.Errorf("gpt-image-1 = %+v", g)
 	}
 	if s := byID["custom"]; !s.Priced || s.Output != 1 || !s.InCatalog {
 		t.Errorf("custom = %+v", s)

@@ -39,6 +39,9 @@ type Options struct {
 	Now        func() time.Time
 	HTTPClient *http.Client // nil gives each provider its own pooled client
 	Version    string
+	// FetchPrivate lets the image fetcher reach loopback and private
+	// addresses: tests only (their image servers are httptest servers).
+	FetchPrivate bool
 }
 
 // App is a wired gateway.
@@ -140,7 +143,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		DrainTimeout: time.Duration(cfg.DrainTimeout),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
-	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, "modelgate/"+o.Version)))
+	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
 	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
 	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)

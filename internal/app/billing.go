@@ -57,7 +57,11 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 			mp := billing.ModelPrice{
 				Price: billing.TokenPrice{Input: m.Input, Output: m.Output, CachedInput: m.CachedInput,
 					AudioInput: m.AudioInput, AudioOutput: m.AudioOutput},
-				Free: m.Free, Priced: m.Input > 0 || m.Output > 0, // a token price, whatever else it has
+				Free: m.Free,
+				// A token price, whatever else it has; not the text price of
+				// an image model billed by token, which prices only its
+				// images' prompts (see ImageTokens).
+				Priced:        (m.Input > 0 || m.Output > 0) && !m.TokenPricedImages(),
 				ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, Tokenizer: m.Tokenizer, Reasoning: m.Reasoning,
 				Modality: string(m.Modality), ImageSizes: m.ImageSizes, AudioPerSecond: m.AudioPerSecond, VideoPerSecond: m.VideoPerSecond,
 			}
@@ -71,6 +75,10 @@ func newBilling(cfg *config.Config, cat *catalog.Catalog, r *billing.Reserver, t
 				mp.Tiers[name] = billing.TokenPrice{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}
 			}
 			mp.ToolCalls, mp.Searches = m.ToolCalls, m.Searches // the catalog's maps are never modified
+			if m.TokenPricedImages() {
+				mp.ImageTokens = billing.ImageTokenPrice{Text: m.Input, CachedText: m.CachedInput, Image: m.ImageInput,
+					CachedImage: m.CachedImageInput, Output: m.ImageOutput, TextOutput: m.Output}
+			}
 			for _, ip := range m.Images {
 				mp.Images = append(mp.Images, billing.ImagePrice{Size: ip.Size, Quality: ip.Quality, Price: ip.Price})
 			}

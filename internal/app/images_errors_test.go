@@ -96,9 +96,10 @@ func TestImageGenerateBadInput(t *testing.T) {
 	checkError(t, resp, b, 404, "model", "model_not_found", "does not exist")
 }
 
-// Images are charged per image returned at the size and quality's price;
-// a failed or refused generation costs nothing, and every request leaves
-// a usage record.
+// Images are charged per image returned at the size and quality's price,
+// or from the vendor's usage for models billed by token; a failed or
+// refused generation costs nothing, and every request leaves a usage
+// record.
 func TestImageBilling(t *testing.T) {
 	g := startImageGateway(t)
 	p := g.newPayer("default", money.Unit, 0, time.Time{})
@@ -112,7 +113,9 @@ func TestImageBilling(t *testing.T) {
 	}{
 		{`{"model":"dall-e-3","prompt":"x","size":"1792x1024","quality":"hd"}`, 200, 120_000},
 		{`{"model":"dall-e-2","prompt":"x","n":2,"size":"256x256"}`, 200, 32_000},
-		{`{"model":"gpt-image-1","prompt":"x","size":"1024x1024","quality":"low"}`, 200, 11_000},
+		// Billed by token: the recorded answer's usage (10 text and 40 image
+		// tokens in, 1,056 out) at $5, $10 and $40 per million.
+		{`{"model":"gpt-image-1","prompt":"x","size":"1024x1024","quality":"low"}`, 200, 10*5 + 40*10 + 1056*40},
 		{`{"model":"broken-image","prompt":"x"}`, 502, 0},                      // the vendor failed: released
 		{`{"model":"imagen-filtered","prompt":"x","n":2}`, 400, 0},             // every image filtered
 		{`{"model":"demo-image","prompt":"x","size":"256x256","n":3}`, 200, 0}, // free
@@ -153,7 +156,7 @@ func TestImageBilling(t *testing.T) {
 			if r.Endpoint != "images.generations" {
 				t.Errorf("endpoint %q", r.Endpoint)
 			}
-			// The GPT image model's token usage is recorded (billing is per image).
+			// The GPT image model's token usage is recorded (and billed).
 			tokens = tokens || (r.Model == "gpt-image-1" && r.PromptTokens == 50 && r.CompletionTokens == 1056)
 		}
 	}

@@ -105,14 +105,14 @@ func TestImageGenerate(t *testing.T) {
 		{name: "dall-e-3 hd default size", params: oai.ImageGenerateParams{Model: "dall-e-3", Prompt: "a red square",
 			Quality: "hd"}, wantURL: "vendor", wantN: 1, cost: "0.080000"},
 		{name: "gpt-image-1 url stored by the gateway", params: oai.ImageGenerateParams{Model: "gpt-image-1", Prompt: "a red square",
-			ResponseFormat: "url"}, wantURL: "gateway", wantW: 2, wantN: 1, cost: "0.063000", // reported: 1536x1024, medium
+			ResponseFormat: "url"}, wantURL: "gateway", wantW: 2, wantN: 1, cost: "0.042690", // the reported usage (see TestImageBilling)
 			upstream: func(t *testing.T, body []byte) {
 				if bytes.Contains(body, []byte("response_format")) {
 					t.Errorf("response_format reached a GPT image model: %s", body)
 				}
 			}},
 		{name: "gpt-image-1 priced as reported", params: oai.ImageGenerateParams{Model: "gpt-image-1", Prompt: "a red square",
-			N: oai.Int(2), Size: "auto", Quality: "auto"}, wantW: 2, wantN: 2, cost: "0.126000"}, // 2 × 1536x1024 medium, as reported
+			N: oai.Int(2), Size: "auto", Quality: "auto"}, wantW: 2, wantN: 2, cost: "0.042690"}, // the recorded answer's usage, whatever n
 		{name: "demo url", params: oai.ImageGenerateParams{Model: "demo-image", Prompt: "a red square", Size: "256x256",
 			ResponseFormat: "url"}, wantURL: "gateway", wantW: 256, wantN: 1},
 		{name: "demo b64_json", params: oai.ImageGenerateParams{Model: "demo-image", Prompt: "a red square", Size: "512x512",

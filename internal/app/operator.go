@@ -73,6 +73,9 @@ func (o *operator) price(m catalog.Model) string {
 	case catalog.Video:
 		return fmt.Sprintf("%s per second", p(m.VideoPerSecond))
 	case catalog.Image:
+		if m.TokenPricedImages() {
+			return fmt.Sprintf("%s text / %s image in, %s image out per 1M tokens", p(m.Input), p(m.ImageInput), p(m.ImageOutput))
+		}
 		if len(m.Images) > 0 {
 			return fmt.Sprintf("from %s per image", p(m.Images[0].Price))
 		}

@@ -18,7 +18,7 @@ func newGemini(p config.Provider, f config.Fetch, o Options) (provider.Chatter, 
 		Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
 		Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
 		UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
-		Fetcher: fetch.New(fetchOptions(f, "modelgate/"+o.Version)),
+		Fetcher: fetch.New(fetchOptions(f, o)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", p.Name, err)
@@ -29,9 +29,9 @@ func newGemini(p config.Provider, f config.Fetch, o Options) (provider.Chatter, 
 // fetchOptions are the fetcher's options for the fetch section: zero
 // values (a config built in code) take the fetcher's defaults, and
 // max_images: 0 written in the file turns image URLs off.
-func fetchOptions(f config.Fetch, userAgent string) fetch.Options {
-	o := fetch.Options{UserAgent: userAgent, MaxImages: f.MaxImages, MaxTotalBytes: f.MaxTotalBytes,
-		TotalTimeout: time.Duration(f.Timeout)}
+func fetchOptions(f config.Fetch, ao Options) fetch.Options {
+	o := fetch.Options{UserAgent: "modelgate/" + ao.Version, MaxImages: f.MaxImages, MaxTotalBytes: f.MaxTotalBytes,
+		TotalTimeout: time.Duration(f.Timeout), AllowPrivate: ao.FetchPrivate}
 	if f.MaxImages == 0 && f.MaxTotalBytes > 0 {
 		o.MaxImages = -1 // defaults applied, and 0 kept: the operator's "none"
 	}

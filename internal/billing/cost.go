@@ -74,10 +74,17 @@ func Cost(p TokenPrice, t Tokens, ratioPPM int64) (money.Micros, error) {
 		{audioOut, int64(or(p.AudioOutput, p.Output))},
 		{int64(t.Fees), 1_000_000}, // a fee is a price per million of a million
 	}
-	const limit = 1 << 62 // each product and the sum stay below int64's limit
+	return weighted(terms[:], ratioPPM)
+}
+
+// weighted is Σ count × price-per-million over terms ({count, price}),
+// times ratioPPM, rounded half up once: the cost of one request. Each
+// product and the sum stay below int64's limit, else ErrOverflow.
+func weighted(terms [][2]int64, ratioPPM int64) (money.Micros, error) {
+	limit := int64(1<<62) / int64(len(terms))
 	var sum int64
 	for _, tm := range terms {
-		if tm[0] != 0 && tm[1] > limit/int64(len(terms))/tm[0] {
+		if tm[0] != 0 && tm[1] > limit/tm[0] {
 			return 0, ErrOverflow
 		}
 		sum += tm[0] * tm[1]
@@ -143,6 +150,10 @@ type ModelPrice struct {
 	// Searches: every request runs one web search, charged at
 	// ToolCalls["web_search"] (OpenAI's search-preview chat models).
 	Searches bool
+	// ImageTokens prices an image model its vendor bills by token (the GPT
+	// image models); zero for the others. On the images endpoints it wins
+	// over Images.
+	ImageTokens ImageTokenPrice
 }
 
 // DefaultTier is the tier every price applies to unless Tiers says

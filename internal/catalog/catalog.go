@@ -32,7 +32,7 @@ const (
 	Chat       Modality = "chat"       // /v1/chat/completions, billed per token
 	Completion Modality = "completion" // legacy /v1/completions, billed per token
 	Embedding  Modality = "embedding"  // /v1/embeddings, billed per input token
-	Image      Modality = "image"      // /v1/images/*, billed per image
+	Image      Modality = "image"      // /v1/images/*, billed per image or per token
 	Audio      Modality = "audio"      // /v1/audio/*, billed per second of audio
 	Video      Modality = "video"      // /v1/videos, billed per second of video
 )
@@ -99,6 +99,15 @@ type Model struct {
 	Images                         []ImagePrice // per image, by size and quality
 	AudioPerSecond, VideoPerSecond money.Micros
 	ImageSizes                     []string // allowed sizes (WxH) for image and video models; the first is the default
+	// ImageInput, CachedImageInput and ImageOutput are the prices per
+	// million image tokens of an image model its vendor bills by token
+	// (the GPT image models): input images, the cached part of them, and
+	// the images made. Its text input is billed at Input and CachedInput,
+	// its text output (when the vendor reports any) at Output. Such a
+	// model is billed from the vendor's usage on the images endpoints; its
+	// Images table, when it has one, still prices one image (for the
+	// Responses API's image_generation tool).
+	ImageInput, CachedImageInput, ImageOutput money.Micros
 	// VideoDurations are the seconds the upstream makes (Sora: 4, 8, 12);
 	// the first is the default.
 	VideoDurations []int
@@ -119,9 +128,10 @@ type Model struct {
 
 // Priced reports whether the model can be billed: Free, or it has a price
 // for its modality (chat/completion/embedding: Input or Output > 0; image:
-// len(Images) > 0; audio: AudioPerSecond > 0; video: a price per second
-// above zero for every allowed size, or VideoPerSecond > 0 when no sizes
-// are listed), so no size is ever billed at zero by accident.
+// len(Images) > 0, or TokenPricedImages; audio: AudioPerSecond > 0; video:
+// a price per second above zero for every allowed size, or VideoPerSecond
+// > 0 when no sizes are listed), so no size is ever billed at zero by
+// accident.
 func (m Model) Priced() bool {
 	if m.Free {
 		return true
@@ -130,7 +140,7 @@ func (m Model) Priced() bool {
 	case Chat, Completion, Embedding:
 		return m.Input > 0 || m.Output > 0
 	case Image:
-		return len(m.Images) > 0
+		return len(m.Images) > 0 || m.TokenPricedImages()
 	case Audio:
 		return m.AudioPerSecond > 0
 	case Video:
@@ -150,6 +160,14 @@ func (m Model) Priced() bool {
 // TierPrice is a service tier's price per million tokens.
 type TierPrice struct {
 	Input, Output, CachedInput money.Micros
+}
+
+// TokenPricedImages reports whether the model is an image model its vendor
+// bills by token: it has a price for output image tokens, and then a text
+// input and an input image price too (an image model priced by token
+// without them would bill its prompt and input images at zero).
+func (m Model) TokenPricedImages() bool {
+	return m.Modality == Image && m.ImageOutput > 0 && m.Input > 0 && m.ImageInput > 0
 }
 
 // VideoPrice is the price of one second of video of a size.

@@ -85,6 +85,12 @@ func TestPriced(t *testing.T) {
 		{Model{Modality: Embedding, Input: 1}, true},
 		{Model{Modality: Image, Input: 1}, false},
 		{Model{Modality: Image, Images: []ImagePrice{{Size: "1x1", Price: 1}}}, true},
+		{Model{Modality: Image, Input: 1, ImageInput: 1, ImageOutput: 1}, true},                                 // priced per token
+		{Model{Modality: Image, ImageInput: 1, ImageOutput: 1}, false},                                          // its prompt would be free
+		{Model{Modality: Image, Input: 1, ImageOutput: 1}, false},                                               // its input images would be free
+		{Model{Modality: Image, Input: 1, ImageInput: 1}, false},                                                // its images would be free
+		{Model{Modality: Chat, Input: 1, ImageInput: 1, ImageOutput: 1}, true},                                  // a chat model, by its token price
+		{Model{Modality: Image, Images: []ImagePrice{{Size: "1x1", Price: 1}}, Input: 1, ImageOutput: 1}, true}, // per image
 		{Model{Modality: Audio, AudioPerSecond: 1}, true},
 		{Model{Modality: Audio, VideoPerSecond: 1}, false},
 		{Model{Modality: Video, VideoPerSecond: 1}, true},
@@ -98,6 +104,38 @@ func TestPriced(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.m.Priced(); got != tt.want {
 			t.Errorf("%+v.Priced() = %v", tt.m, got)
+		}
+	}
+}
+
+// The GPT image models carry OpenAI's token prices (which bill them on
+// the images endpoints) and their per-image tables (which price one image).
+func TestBuiltinTokenPricedImages(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id                                            string
+		input, cached, imageIn, cachedImage, imageOut money.Micros
+		high1536                                      money.Micros
+	}{
+		{"gpt-image-1", 5_000_000, 1_250_000, 10_000_000, 2_500_000, 40_000_000, 250_000},
+		{"gpt-image-1-mini", 2_000_000, 200_000, 2_500_000, 250_000, 8_000_000, 52_000},
+	}
+	for _, tt := range tests {
+		m, ok := c.Lookup(tt.id)
+		if !ok || !m.TokenPricedImages() || m.Input != tt.input || m.CachedInput != tt.cached || m.ImageInput != tt.imageIn ||
+			m.CachedImageInput != tt.cachedImage || m.ImageOutput != tt.imageOut || m.Output != 0 {
+			t.Errorf("%s = %+v, %v", tt.id, m, ok)
+		}
+		if p, ok := m.ImagePriceFor("1536x1024", "high"); p != tt.high1536 || !ok {
+			t.Errorf("%s ImagePriceFor(1536x1024, high) = %d, %v", tt.id, p, ok)
+		}
+	}
+	for _, id := range []string{"dall-e-2", "dall-e-3", "imagen-3.0-generate-002", "demo-image"} {
+		if m, _ := c.Lookup(id); m.TokenPricedImages() {
+			t.Errorf("%s is priced per image, not per token: %+v", id, m)
 		}
 	}
 }
@@ -176,6 +214,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	m := Model{ID: "x", OwnedBy: "o", Created: 5, Modality: Image, ContextWindow: 10, MaxOutput: 2,
 		Tools: true, Vision: true, Reasoning: true, Tokenizer: "o200k", Input: 1, Output: 1_500_000, CachedInput: 3,
 		Images: []ImagePrice{{Size: "1x1", Quality: "hd", Price: 7}}, AudioPerSecond: 8, VideoPerSecond: 9,
+		ImageInput: 10_000_000, CachedImageInput: 2_500_000, ImageOutput: 40_000_000,
 		ImageSizes: []string{"1x1"}, VideoDurations: []int{5}, Free: true,
 		VideoDurationMap: map[int]int{10: 5, 7: 5}, VideoPrices: []VideoPrice{{Size: "1x1", PerSecond: 500_000}}}
 	b, err := json.Marshal(m)
@@ -183,7 +222,8 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"owned_by":"o"`, `"output":"1.5"`, `"input":"0.000001"`, `"cached_input":"0.000003"`, `"image_sizes":["1x1"]`, `"free":true`,
-		`"video_duration_map":{"10":5,"7":5}`, `"video_prices":[{"size":"1x1","per_second":"0.5"}]`} {
+		`"video_duration_map":{"10":5,"7":5}`, `"video_prices":[{"size":"1x1","per_second":"0.5"}]`,
+		`"image_input":"10"`, `"cached_image_input":"2.5"`, `"image_output":"40"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}
@@ -200,6 +240,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		`[{"modality":"chat"}]`,
 		`[{"id":"x","modality":"video","video_duration_map":{"five":4}}]`,                // a key that is no number
 		`[{"id":"x","modality":"video","video_prices":[{"size":"1x1","per_second":1}]}]`, // a float price
+		`[{"id":"x","modality":"image","image_output":40}]`,                              // a float price
 	} {
 		if _, err := Decode([]byte(bad)); err == nil {
 			t.Errorf("Decode(%s): want an error", bad)

@@ -43,6 +43,9 @@ type modelJSON struct {
 	// only form JSON object keys have.
 	VideoDurationMap map[int]int      `json:"video_duration_map,omitempty"`
 	VideoPrices      []videoPriceJSON `json:"video_prices,omitempty"`
+	ImageInput       Price            `json:"image_input,omitempty"` // per million image tokens
+	CachedImageInput Price            `json:"cached_image_input,omitempty"`
+	ImageOutput      Price            `json:"image_output,omitempty"`
 	Free             bool             `json:"free,omitempty"`
 }
 
@@ -101,6 +104,7 @@ func (m Model) MarshalJSON() ([]byte, error) {
 		ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, OutputLimited: m.OutputLimited,
 		Tools: m.Tools, Vision: m.Vision, Reasoning: m.Reasoning, Tokenizer: m.Tokenizer,
 		Input: Price(m.Input), Output: Price(m.Output), CachedInput: Price(m.CachedInput),
+		ImageInput: Price(m.ImageInput), CachedImageInput: Price(m.CachedImageInput), ImageOutput: Price(m.ImageOutput),
 		AudioPerSecond: Price(m.AudioPerSecond), VideoPerSecond: Price(m.VideoPerSecond),
 		ImageSizes: m.ImageSizes, VideoDurations: m.VideoDurations, VideoDurationMap: m.VideoDurationMap, Free: m.Free,
 	}
@@ -140,6 +144,7 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 		ContextWindow: w.ContextWindow, MaxOutput: w.MaxOutput, OutputLimited: w.OutputLimited,
 		Tools: w.Tools, Vision: w.Vision, Reasoning: w.Reasoning, Tokenizer: w.Tokenizer,
 		Input: money.Micros(w.Input), Output: money.Micros(w.Output), CachedInput: money.Micros(w.CachedInput),
+		ImageInput: money.Micros(w.ImageInput), CachedImageInput: money.Micros(w.CachedImageInput), ImageOutput: money.Micros(w.ImageOutput),
 		AudioPerSecond: money.Micros(w.AudioPerSecond), VideoPerSecond: money.Micros(w.VideoPerSecond),
 		ImageSizes: w.ImageSizes, VideoDurations: w.VideoDurations, VideoDurationMap: w.VideoDurationMap, Free: w.Free,
 	}

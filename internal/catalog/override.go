@@ -38,6 +38,9 @@ const (
 	SetTiers
 	SetToolCalls
 	SetSearches
+	SetImageInput
+	SetCachedImageInput
+	SetImageOutput
 )
 
 // Has reports whether every field in f2 is in f.
@@ -121,6 +124,15 @@ func apply(m Model, o Override) Model {
 		if !set.Has(SetImageSizes) {
 			m.ImageSizes = imageSizes(src.Images)
 		}
+	}
+	if set.Has(SetImageInput) {
+		m.ImageInput = src.ImageInput
+	}
+	if set.Has(SetCachedImageInput) {
+		m.CachedImageInput = src.CachedImageInput
+	}
+	if set.Has(SetImageOutput) {
+		m.ImageOutput = src.ImageOutput
 	}
 	if set.Has(SetAudioPerSecond) {
 		m.AudioPerSecond = src.AudioPerSecond

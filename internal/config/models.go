@@ -56,6 +56,13 @@ type ModelConfig struct {
 	// upstream does not make to the one it is asked for and billed ({5: 4}).
 	VideoDurationMap map[int]int `yaml:"video_duration_map"`
 	Free             *bool       `yaml:"free"`
+	// ImageInput, CachedImageInput and ImageOutput price an image model its
+	// vendor bills by token, per million image tokens (its text at input
+	// and cached_input); with them the images endpoints bill the vendor's
+	// usage rather than per image.
+	ImageInput       *Amount `yaml:"image_input"`
+	CachedImageInput *Amount `yaml:"cached_image_input"`
+	ImageOutput      *Amount `yaml:"image_output"`
 	// AudioInput and AudioOutput are prices per million audio tokens of a
 	// chat model that hears or speaks; without them audio is refused.
 	AudioInput  *Amount `yaml:"audio_input"`
@@ -174,6 +181,9 @@ func (c *Config) CatalogOverrides() []catalog.Override {
 		price(mc.CachedInput, &m.CachedInput, catalog.SetCachedInput)
 		price(mc.AudioPerSecond, &m.AudioPerSecond, catalog.SetAudioPerSecond)
 		price(mc.VideoPerSecond, &m.VideoPerSecond, catalog.SetVideoPerSecond)
+		price(mc.ImageInput, &m.ImageInput, catalog.SetImageInput)
+		price(mc.CachedImageInput, &m.CachedImageInput, catalog.SetCachedImageInput)
+		price(mc.ImageOutput, &m.ImageOutput, catalog.SetImageOutput)
 		if mc.Images != nil {
 			*set |= catalog.SetImages
 			for _, p := range mc.Images {

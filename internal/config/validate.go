@@ -31,6 +31,7 @@ func (c *Config) Validate() []Problem {
 	v.billing()
 	v.catalogModels()
 	v.videoModels(cat, served)
+	v.imageTokenModels(cat)
 	v.imageStore()
 	v.fetchLimits()
 	v.usageRetention()

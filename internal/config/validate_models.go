@@ -73,7 +73,8 @@ func (v *validator) catalogModels() {
 			val *Amount
 		}{{"input", m.Input}, {"output", m.Output}, {"cached_input", m.CachedInput},
 			{"audio_per_second", m.AudioPerSecond}, {"video_per_second", m.VideoPerSecond},
-			{"audio_input", m.AudioInput}, {"audio_output", m.AudioOutput}} {
+			{"audio_input", m.AudioInput}, {"audio_output", m.AudioOutput},
+			{"image_input", m.ImageInput}, {"cached_image_input", m.CachedImageInput}, {"image_output", m.ImageOutput}} {
 			if p.val != nil && *p.val < 0 {
 				v.errorf(at(p.key), "%s: %s must not be negative, got %s", label, p.key, catalog.FormatPrice(money.Micros(*p.val)))
 				if p.key == "video_per_second" {
@@ -237,6 +238,50 @@ func (v *validator) videoModels(cat *catalog.Catalog, served [][]ModelRef) {
 				line = c.line(base, c.line("models", 0))
 			}
 			v.errorf(c.line(base+"."+key, line), "model %q (video, served by provider %q): %s: %s", id, o.provider, key, is.Message)
+		}
+	}
+}
+
+// imageTokenModels checks the models entries that leave an image model
+// with image token prices (image_input, cached_image_input, image_output)
+// as the effective catalog has them: billed by token, such a model needs
+// input, image_input and image_output above zero, or a part of what the
+// vendor bills would be charged at zero (or, with per-image prices too,
+// the images endpoints would silently bill per image). Image token prices
+// on a model of another modality are unused: a warning.
+func (v *validator) imageTokenModels(cat *catalog.Catalog) {
+	if cat == nil {
+		return
+	}
+	c := v.c
+	for i, mc := range c.Models {
+		m, ok := cat.Lookup(mc.ID)
+		if !ok || m.Free || (m.ImageInput <= 0 && m.CachedImageInput <= 0 && m.ImageOutput <= 0) {
+			continue
+		}
+		base := "models." + strconv.Itoa(i)
+		line := mc.Line
+		if line == 0 {
+			line = c.line(base, c.line("models", 0))
+		}
+		if m.Modality != catalog.Image {
+			if mc.ImageInput != nil || mc.CachedImageInput != nil || mc.ImageOutput != nil {
+				v.warnf(line, "model %q: image_input, cached_image_input and image_output price image models only; this one is a %s model", mc.ID, m.Modality)
+			}
+			continue
+		}
+		var missing []string
+		for _, p := range []struct {
+			key   string
+			price money.Micros
+		}{{"input", m.Input}, {"image_input", m.ImageInput}, {"image_output", m.ImageOutput}} {
+			if p.price <= 0 {
+				missing = append(missing, p.key)
+			}
+		}
+		if len(missing) > 0 {
+			v.errorf(line, "model %q: an image model priced per token needs input (text), image_input and image_output above 0; missing: %s",
+				mc.ID, strings.Join(missing, ", "))
 		}
 	}
 }

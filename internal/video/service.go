@@ -63,14 +63,19 @@ type Submission struct {
 	// balance cannot cover it ("duration" or "seconds").
 	PerSecond money.Micros
 	Param     string
+	// LoadImage, when set, produces Request.Image once the reservation is
+	// held (it downloads an image the client named by URL), so a request
+	// the payer cannot pay for makes the gateway download nothing.
+	LoadImage func(context.Context) (*provider.InputImage, error)
 }
 
 // Submit reserves the most the video can cost, starts the upstream job and
 // stores the task; the reservation then lives in the task (Held) until the
 // poller settles or releases it. Errors: *charge.NotPricedError,
-// *charge.RefusedError (nothing is sent upstream), the adapter's error (the
-// reservation is released), or a store failure (the upstream job is
-// cancelled where the vendor can, and the reservation released).
+// *charge.RefusedError (nothing is downloaded or sent upstream), LoadImage's
+// or the adapter's error (the reservation is released), or a store failure
+// (the upstream job is cancelled where the vendor can, and the reservation
+// released).
 func (s *Service) Submit(ctx context.Context, sub Submission) (store.VideoTask, error) {
 	req := sub.Request
 	c, err := s.Billing.Start(sub.Payer, sub.Group, req.PublicModel, req.UpstreamModel, func(mp billing.ModelPrice) bool {
@@ -89,6 +94,14 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (store.VideoTask, 
 	}
 	if err := c.Reserve(ctx, amount, sub.Param); err != nil {
 		return store.VideoTask{}, err
+	}
+	if sub.LoadImage != nil {
+		img, err := sub.LoadImage(ctx)
+		if err != nil {
+			c.Release()
+			return store.VideoTask{}, err
+		}
+		req.Image = img
 	}
 	job, err := sub.Maker.StartVideo(ctx, &req)
 	if err != nil {

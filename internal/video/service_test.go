@@ -123,6 +123,61 @@ func TestSubmit(t *testing.T) {
 	}
 }
 
+// TestSubmitLoadsImageAfterReserving: the request's image is loaded (a
+// download, for an image named by URL) only once the reservation is held,
+// and reaches the vendor; a refused payer loads nothing, and a failed load
+// releases the reservation without calling the vendor.
+func TestSubmitLoadsImageAfterReserving(t *testing.T) {
+	ctx := testCtx(t)
+	c := newClock()
+	st := newStore(t)
+	m := &imageMaker{}
+	svc := newService(t, st, st, c, m)
+	var loads atomic.Int64
+	img := &provider.InputImage{Data: []byte("png"), MIMEType: "image/png"}
+	load := func(err error) func(context.Context) (*provider.InputImage, error) {
+		return func(context.Context) (*provider.InputImage, error) {
+			loads.Add(1)
+			return img, err
+		}
+	}
+
+	over := submission(m, int(testBalance/testPrice)+1)
+	over.LoadImage = load(nil)
+	var re *charge.RefusedError
+	if _, err := svc.Submit(ctx, over); !errors.As(err, &re) || loads.Load() != 0 {
+		t.Fatalf("over the balance: %v, %d loads", err, loads.Load())
+	}
+
+	failing := submission(m, 4)
+	failing.LoadImage = load(errors.New("image host down"))
+	if _, err := svc.Submit(ctx, failing); err == nil || loads.Load() != 1 || m.starts.Load() != 0 {
+		t.Fatalf("failed load: %v, %d loads, %d vendor calls", err, loads.Load(), m.starts.Load())
+	}
+	h, err := svc.Billing.Reserver.Reserve(ctx, billing.Payer{AccountID: testAccount, KeyID: testKey}, testBalance)
+	if err != nil {
+		t.Fatalf("the reservation was not released: %v", err)
+	}
+	h.Release()
+
+	ok := submission(m, 4)
+	ok.LoadImage = load(nil)
+	if _, err := svc.Submit(ctx, ok); err != nil || loads.Load() != 2 || m.image != img {
+		t.Fatalf("submit: %v, %d loads, the vendor got image %v", err, loads.Load(), m.image)
+	}
+}
+
+// imageMaker is a startingMaker that keeps the image it was sent.
+type imageMaker struct {
+	startingMaker
+	image *provider.InputImage
+}
+
+func (m *imageMaker) StartVideo(ctx context.Context, req *provider.VideoRequest) (provider.VideoJob, error) {
+	m.image = req.Image
+	return m.startingMaker.StartVideo(ctx, req)
+}
+
 // TestGetAndDelete: reads are the account's and end at expiry; deleting
 // an open task cancels it upstream and charges nothing.
 func TestGetAndDelete(t *testing.T) {

@@ -60,6 +60,7 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
+	params.InputImages = len(form.files)
 	bill, err := h.startImages(r.Context(), p, d, &params, "image edits")
 	if err != nil {
 		h.fail(w, info, err)

@@ -121,20 +121,20 @@ func (h *Handler) answerImages(w http.ResponseWriter, r *http.Request, info *req
 		return
 	}
 	out.cost = b.settle(p, res)
-	out.usage = imageUsage(res)
+	out.usage, out.estimated = b.usage(p, res)
 	h.writeJSON(w, info, b.c != nil, out, body)
 }
 
-// imageUsage is the token usage a vendor reports for images (GPT image
-// models do), for the usage record; images are billed per image.
-func imageUsage(res *provider.ImageResponse) provider.Usage {
-	var u struct {
-		Input  int64 `json:"input_tokens"`
-		Output int64 `json:"output_tokens"`
-		Total  int64 `json:"total_tokens"`
+// usage is the token usage for the usage record: the vendor's (GPT image
+// models report it); else, for a model billed by token, the bound it was
+// charged at, marked estimated; else none (billed per image).
+func (b *imageBill) usage(p *imageParams, res *provider.ImageResponse) (provider.Usage, bool) {
+	if u, ok := reportedUsage(res); ok {
+		return u.record(), false
 	}
-	if raw, ok := res.Extra["usage"]; !ok || json.Unmarshal(raw, &u) != nil {
-		return provider.Usage{}
+	if b == nil || !b.tokens || len(res.Images) == 0 {
+		return provider.Usage{}, false
 	}
-	return provider.Usage{PromptTokens: u.Input, CompletionTokens: u.Output, TotalTokens: u.Total}
+	t := b.boundFor(p, min(len(res.Images), p.N))
+	return provider.Usage{PromptTokens: t.Text + t.Image, CompletionTokens: t.Output, TotalTokens: t.Text + t.Image + t.Output}, true
 }

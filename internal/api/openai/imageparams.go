@@ -20,6 +20,9 @@ type imageParams struct {
 	Style          string
 	User           string
 	ResponseFormat string
+	// InputImages is the number of files an edit sends (its images and
+	// mask); 0 for a generation.
+	InputImages int
 }
 
 // imageGenKeys are the members of CreateImageRequest the gateway reads or

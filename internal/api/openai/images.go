@@ -58,17 +58,21 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 	h.answerImages(w, r, info, &params, res, bill, &out)
 }
 
-// imageBill is the billing of one image request: the charge, and the
-// price of one image it reserved for.
+// imageBill is the billing of one image request: the charge, and what it
+// reserved for: the price of one image, or for a model billed by token the
+// bound of the usage of the n images asked for.
 type imageBill struct {
-	c    *charge
-	unit money.Micros
+	c      *charge
+	unit   money.Micros        // per image
+	tokens bool                // billed by token, from the vendor's usage
+	bound  billing.ImageTokens // for n images
 }
 
 // startImages checks the request against the model's catalog entry (an
-// image model, its sizes and qualities), prices it per image and reserves
-// n images. A model without a price for the size and quality is refused
-// with model_not_priced unless it is free.
+// image model, its sizes and qualities), prices it (by token where the
+// catalog has image token prices, else per image) and reserves the most n
+// images can cost. A model without a price for the size and quality is
+// refused with model_not_priced unless it is free.
 func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Deployment, params *imageParams, what string) (*imageBill, error) {
 	var mp billing.ModelPrice
 	if h.Billing != nil {
@@ -82,7 +86,7 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 	}
 	c, err := h.startCharge(p, d.Model, d.Upstream, func(mp billing.ModelPrice) bool {
 		_, ok := reserveUnit(mp, params)
-		return ok
+		return ok || mp.ImageTokens.Priced()
 	})
 	if err != nil {
 		return nil, err
@@ -91,8 +95,14 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 	if c == nil || c.Price.Free {
 		return b, nil
 	}
-	b.unit, _ = reserveUnit(c.Price, params)
-	amount, err := c.flatCost(b.unit, int64(params.N))
+	var amount money.Micros
+	if b.tokens = c.Price.ImageTokens.Priced(); b.tokens {
+		b.bound = imageTokenBound(c.Price, params, params.N)
+		amount, err = billing.ImageCost(c.Price.ImageTokens, b.bound, c.Ratio)
+	} else {
+		b.unit, _ = reserveUnit(c.Price, params)
+		amount, err = c.flatCost(b.unit, int64(params.N))
+	}
 	if err != nil {
 		return nil, reserveError(err, 0, "n")
 	}
@@ -102,13 +112,19 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 	return b, nil
 }
 
-// settle charges the images actually returned (never more than were
-// reserved for) and returns the cost.
+// settle charges the answer and returns the cost. Per image: the images
+// actually returned (never more than were reserved for). By token: the
+// vendor's reported usage; without a report, what was reserved for the
+// images returned (never nothing for images made). An answer without
+// images and without usage costs nothing.
 func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) money.Micros {
 	if b == nil || b.c == nil || b.c.Price.Free {
 		return 0
 	}
 	n := min(len(res.Images), params.N)
+	if b.tokens {
+		return b.settleTokens(params, res, n)
+	}
 	if n == 0 {
 		b.c.release()
 		return 0
@@ -118,6 +134,35 @@ func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) mon
 		cost = b.c.held() // unreachable: the reservation was computed the same way
 	}
 	return b.c.settleCost(cost)
+}
+
+// settleTokens charges a model billed by token: the usage the vendor
+// reported, else the reservation's bound for the n images returned.
+func (b *imageBill) settleTokens(params *imageParams, res *provider.ImageResponse, n int) money.Micros {
+	u, reported := reportedUsage(res)
+	var t billing.ImageTokens
+	switch {
+	case reported:
+		t = u.tokens()
+	case n == 0:
+		b.c.release()
+		return 0
+	default:
+		t = b.boundFor(params, n)
+	}
+	cost, err := billing.ImageCost(b.c.Price.ImageTokens, t, b.c.Ratio)
+	if err != nil {
+		cost = b.c.held() // a usage too large to price: the reservation
+	}
+	return b.c.settleCost(cost)
+}
+
+// boundFor is the reserved bound of the usage of n of the images asked
+// for: the whole input, and the output of n images.
+func (b *imageBill) boundFor(p *imageParams, n int) billing.ImageTokens {
+	t := b.bound
+	t.Output = t.Output / int64(max(p.N, 1)) * int64(n)
+	return t
 }
 
 // release gives the reservation back.

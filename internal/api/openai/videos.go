@@ -194,15 +194,15 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 	if e != nil {
 		return store.VideoTask{}, e
 	}
-	img, err := h.loadImage(r.Context(), params)
-	if err != nil {
-		return store.VideoTask{}, err
-	}
+	// The image is loaded (downloaded when named by URL) only once the
+	// reservation is held: a request the payer cannot pay for downloads
+	// nothing.
 	t, err := h.Videos.Service.Submit(r.Context(), video.Submission{
 		RequestID: info.ID, Payer: payer(p), Group: p.Group, Provider: d.Provider, Maker: d.Chatter.(provider.VideoMaker),
 		Request: provider.VideoRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt,
-			Seconds: seconds, Size: size, Image: img},
+			Seconds: seconds, Size: size},
 		Seconds: params.requested(m), PerSecond: m.VideoPriceFor(size), Param: params.SecondsParam,
+		LoadImage: func(ctx context.Context) (*provider.InputImage, error) { return h.loadImage(ctx, params) },
 	})
 	if err != nil {
 		var ae *apierr.Error

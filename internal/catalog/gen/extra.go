@@ -18,17 +18,8 @@ const demoCreated = 1767225600
 // Prices are the vendors' list prices in USD.
 func extraModels() []catalog.Model {
 	sq := []string{"1024x1024", "1536x1024", "1024x1536"}
-	gptImage := []catalog.ImagePrice{}
-	for i, size := range sq {
-		low, medium, high := usd(16), usd(63), usd(250)
-		if i == 0 {
-			low, medium, high = usd(11), usd(42), usd(167)
-		}
-		gptImage = append(gptImage,
-			catalog.ImagePrice{Size: size, Quality: "low", Price: low},
-			catalog.ImagePrice{Size: size, Quality: "medium", Price: medium},
-			catalog.ImagePrice{Size: size, Quality: "high", Price: high})
-	}
+	gptImage := perImage(sq, [3]int64{11, 42, 167}, [3]int64{16, 63, 250})
+	gptImageMini := perImage(sq, [3]int64{5, 11, 36}, [3]int64{6, 15, 52})
 	demo := func(id string) catalog.Model {
 		return catalog.Model{ID: id, OwnedBy: "demo", Created: demoCreated, Modality: catalog.Chat,
 			ContextWindow: 128000, MaxOutput: 4096, OutputLimited: true, Tools: true, Free: true}
@@ -52,10 +43,17 @@ func extraModels() []catalog.Model {
 				{Size: "512x512", Quality: "standard", Price: usd(18)},
 				{Size: "1024x1024", Quality: "standard", Price: usd(20)},
 			}},
-		// gpt-image-1 is billed by OpenAI per token; these are its published
-		// per-image equivalents. "standard"/"hd" resolve to medium/high.
+		// The GPT image models are billed by OpenAI per token, and so by
+		// the gateway on the images endpoints (see perImage for the
+		// sources). Their per-image tables are OpenAI's published per-image
+		// equivalents, kept for what prices one image (the Responses API's
+		// image_generation tool); "standard"/"hd" resolve to medium/high.
 		{ID: "gpt-image-1", OwnedBy: "openai", Created: date("2025-04-23"), Modality: catalog.Image,
-			ImageSizes: sq, Images: gptImage},
+			ImageSizes: sq, Images: gptImage,
+			Input: usd(5000), CachedInput: usd(1250), ImageInput: usd(10000), CachedImageInput: usd(2500), ImageOutput: usd(40000)},
+		{ID: "gpt-image-1-mini", OwnedBy: "openai", Created: date("2025-10-06"), Modality: catalog.Image,
+			ImageSizes: sq, Images: gptImageMini,
+			Input: usd(2000), CachedInput: usd(200), ImageInput: usd(2500), CachedImageInput: usd(250), ImageOutput: usd(8000)},
 		{ID: "imagen-3.0-generate-002", OwnedBy: "google", Created: date(snapshotDate), Modality: catalog.Image,
 			ImageSizes: []string{"1024x1024"},
 			Images:     []catalog.ImagePrice{{Size: "1024x1024", Price: usd(30)}}},
@@ -76,6 +74,34 @@ func extraModels() []catalog.Model {
 			ImageSizes: []string{"256x256", "512x512", "1024x1024"}},
 		{ID: "demo-transcribe", OwnedBy: "demo", Created: demoCreated, Modality: catalog.Audio, Free: true},
 	}, videoModels()...)
+}
+
+// perImage is a GPT image model's per-image price table at its sizes (the
+// square one first), for low, medium and high quality, in thousandths of
+// a dollar: square[i] for the first size, other[i] for the rest.
+//
+// Sources of the GPT image models' prices: OpenAI's list prices (https://platform.openai.com/docs/pricing,
+// "Image generation" and "Image tokens"; checked for the 2026-11-01
+// snapshot), per million tokens: gpt-image-1 text input $5.00 (cached
+// $1.25), image input $10.00 (cached $2.50), image output $40.00;
+// gpt-image-1-mini text input $2.00 (cached $0.20), image input $2.50
+// (cached $0.25), image output $8.00. Per image (1024x1024 / other sizes):
+// gpt-image-1 low $0.011/$0.016, medium $0.042/$0.063, high $0.167/$0.25;
+// gpt-image-1-mini low $0.005/$0.006, medium $0.011/$0.015, high
+// $0.036/$0.052.
+func perImage(sizes []string, square, other [3]int64) []catalog.ImagePrice {
+	var out []catalog.ImagePrice
+	for i, size := range sizes {
+		p := other
+		if i == 0 {
+			p = square
+		}
+		out = append(out,
+			catalog.ImagePrice{Size: size, Quality: "low", Price: usd(p[0])},
+			catalog.ImagePrice{Size: size, Quality: "medium", Price: usd(p[1])},
+			catalog.ImagePrice{Size: size, Quality: "high", Price: usd(p[2])})
+	}
+	return out
 }
 
 // Video sizes, the vendor's default first: Sora's (OpenAI's VideoSize

@@ -21,14 +21,20 @@ type imageRequest struct {
 	Model          string  `json:"model"`
 	N              *int    `json:"n"`
 	ResponseFormat *string `json:"response_format"`
+	Prompt         string  `json:"prompt"`
+	Size           string  `json:"size"`
+	Quality        string  `json:"quality"`
+	InputFidelity  string  `json:"input_fidelity"`
+	inputs         int     // an edit's files: its images and mask
 }
 
 // serveImages answers POST /v1/images/generations (JSON) and
 // /v1/images/edits (multipart, which must come with an exact
 // Content-Length) and reports whether r was one. Scenarios by model:
 // err-NNN as for chat; gpt-image-* answers base64 with usage, size and
-// quality, and refuses response_format as OpenAI does; other models answer
-// a URL, or base64 for response_format b64_json.
+// quality, and refuses response_format as OpenAI does (gpt-image-counted
+// and gpt-image-unmetered with the usage of imageusage.go); other models
+// answer a URL, or base64 for response_format b64_json.
 func (f *OpenAI) serveImages(w http.ResponseWriter, r *http.Request) bool {
 	edit := r.URL.Path == "/v1/images/edits"
 	if r.Method != http.MethodPost || (!edit && r.URL.Path != "/v1/images/generations") {
@@ -60,6 +66,9 @@ func (f *OpenAI) serveImages(w http.ResponseWriter, r *http.Request) bool {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write(Fixture(f.t, "openai/image_error_response_format.json"))
 		return true
+	case req.Model == "gpt-image-counted" || req.Model == "gpt-image-unmetered":
+		f.meteredImages(w, req)
+		return true
 	case gpt:
 		name = "openai/image_gpt.json"
 	case req.ResponseFormat != nil && *req.ResponseFormat == "b64_json":
@@ -86,6 +95,9 @@ func editRequest(r *http.Request, body []byte) (imageRequest, error) {
 	}
 	images := 0
 	for _, p := range form {
+		if p.Filename != "" {
+			req.inputs++
+		}
 		switch {
 		case p.Filename != "" && (p.Field == "image" || p.Field == "image[]"):
 			images++
@@ -100,6 +112,14 @@ func editRequest(r *http.Request, body []byte) (imageRequest, error) {
 		case p.Field == "response_format":
 			s := string(p.Data)
 			req.ResponseFormat = &s
+		case p.Field == "prompt":
+			req.Prompt = string(p.Data)
+		case p.Field == "size":
+			req.Size = string(p.Data)
+		case p.Field == "quality":
+			req.Quality = string(p.Data)
+		case p.Field == "input_fidelity":
+			req.InputFidelity = string(p.Data)
 		}
 	}
 	if images == 0 {
