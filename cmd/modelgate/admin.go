@@ -25,7 +25,7 @@ func adminCmd(args []string, e env) int {
 func adminLoginLink(args []string, e env) int {
 	fs, path := newFlags("admin login-link", e)
 	account := fs.String("account", console.DefaultAdminAccount, "the account to sign in as (created on first use if missing)")
-	base := fs.String("url", "", "the gateway's external base URL (default: console.public_url, else http://<listen>)")
+	base := fs.String("url", "", "the gateway's external base URL (default: public_url or console.public_url, else http://<listen>)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}

@@ -22,8 +22,12 @@ func TestAdminLoginLink(t *testing.T) {
 	}{
 		{name: "public url", extra: "console:\n  public_url: https://gw.example.com/\n", args: []string{"admin", "login-link"},
 			link: `^https://gw\.example\.com/console/admin-link\?token=[A-Za-z0-9_-]{43}\n$`, errText: `signs in as "admin"`},
-		{name: "listen address", extra: "listen: :9090\nconsole: {}\n", args: []string{"admin", "login-link", "--account", "ops"},
+		{name: "listen address", extra: "listen: localhost:9090\nconsole: {}\n", args: []string{"admin", "login-link", "--account", "ops"},
 			link: `^http://localhost:9090/console/admin-link\?token=`, errText: `signs in as "ops"`},
+		{name: "top-level public url", extra: "listen: 0.0.0.0:9090\npublic_url: https://gw.example.com\nconsole: {}\n", args: []string{"admin", "login-link"},
+			link: `^https://gw\.example\.com/console/admin-link\?token=`},
+		{name: "public listener without public url", extra: "listen: :9090\nconsole: {}\n", args: []string{"admin", "login-link"}, code: 1,
+			errText: "console: listen :9090 is not a loopback address, so set public_url"},
 		{name: "url flag", extra: "console: {}\n", args: []string{"admin", "login-link", "--url", "http://10.0.0.5:8080"},
 			link: `^http://10\.0\.0\.5:8080/console/admin-link\?token=`},
 		{name: "console off", args: []string{"admin", "login-link"}, code: 1, errText: "the console is off"},

@@ -36,6 +36,7 @@ func (c *Config) Validate() []Problem {
 	v.videoSettings()
 	v.consoleSettings()
 	v.paymentsSettings()
+	v.publicURL()
 	return sortProblems(v.problems)
 }
 

@@ -65,9 +65,10 @@ type Console struct {
 	// Groups are the model groups a console user may bind keys to
 	// (console.signup_groups).
 	Groups []string
-	// PublicURL is the external base URL ("https://gw.example.com"); ""
-	// derives it from each request.
-	PublicURL  string
+	// Origin makes the console's absolute URLs (OAuth redirect URIs,
+	// payment return URLs) and tells whether its cookies are Secure; never
+	// from the request's Host. The zero Origin: the listener's address.
+	Origin     server.Origin
 	SessionTTL time.Duration
 	// CookieKey signs the sign-in flow cookie (HMAC-SHA256); at least 32 bytes.
 	CookieKey []byte
@@ -155,12 +156,7 @@ func (c *Console) Handler() http.Handler {
 }
 
 // base is the console's external origin, without a trailing slash.
-func (c *Console) base(r *http.Request) string {
-	if c.PublicURL != "" {
-		return strings.TrimRight(c.PublicURL, "/")
-	}
-	return server.PublicBase(r)
-}
+func (c *Console) base(r *http.Request) string { return c.Origin.Base(r) }
 
 func (c *Console) secure(r *http.Request) bool { return strings.HasPrefix(c.base(r), "https://") }
 
