@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,7 +71,8 @@ type Console struct {
 	SessionTTL time.Duration
 	// CookieKey signs the sign-in flow cookie (HMAC-SHA256); at least 32 bytes.
 	CookieKey []byte
-	// Admins are the account names whose sessions get store.RoleAdmin.
+	// Admins are console.admins: provider:subject entries whose accounts'
+	// sessions get store.RoleAdmin (see roles.go).
 	Admins []string
 	// Currency is billing.currency, shown next to the balance.
 	Currency string
@@ -287,17 +287,10 @@ func (c *Console) session(r *http.Request) (store.Session, store.Account, error)
 	// now, not as they were at sign-in: an operator who takes the role
 	// away (console.admins, or the account's admin flag) takes it from
 	// sessions already open too.
-	s.Role = c.roleOf(a)
-	return s, a, nil
-}
-
-// roleOf is the console role of account a: admin when the account is
-// marked admin or named in console.admins.
-func (c *Console) roleOf(a store.Account) string {
-	if a.Admin || slices.Contains(c.Admins, a.Name) {
-		return store.RoleAdmin
+	if s.Role, err = c.roleOf(ctx, a); err != nil {
+		return store.Session{}, store.Account{}, err
 	}
-	return store.RoleUser
+	return s, a, nil
 }
 
 type userHandler func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account)
@@ -326,7 +319,11 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	secret := randomToken()
 	sum := sha256.Sum256([]byte(secret))
 	now := c.now()
-	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: c.roleOf(a), CSRF: randomToken(),
+	role, err := c.roleOf(ctx, a)
+	if err != nil {
+		return err
+	}
+	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: role, CSRF: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(c.SessionTTL)}
 	if err := c.Store.CreateSession(ctx, s); err != nil {
 		return err

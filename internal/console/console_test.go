@@ -132,7 +132,7 @@ func newEnv(t *testing.T) *env {
 	clk := &clock{t: time.Now().UTC()}
 	c := &Console{Store: st, Providers: map[string]identity.Provider{"sso": sso, "github": ghp},
 		Groups: []string{"default", "pro"}, SessionTTL: time.Hour, CookieKey: bytes.Repeat([]byte{7}, 32),
-		Admins: []string{"github:octocat"}, Currency: "USD", Now: clk.Now, Pages: pages(t),
+		Admins: []string{"github:42"}, Currency: "USD", Now: clk.Now, Pages: pages(t),
 		Labels: []web.Provider{{Name: "github", Label: "GitHub"}, {Name: "sso", Label: "SSO"}}}
 	mux := http.NewServeMux()
 	c.Routes(mux)

@@ -28,7 +28,8 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
 	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))
 	m.HandleFunc("POST /console/redeem", c.form(c.enabledForm(c.redeemForm)))
-	m.HandleFunc("GET /console/admin-link", c.adminLinkUse)
+	m.HandleFunc("GET /console/admin-link", c.adminLinkConfirm)
+	m.HandleFunc("POST /console/admin-link", c.adminLinkUse)
 	c.adminRoutes(m)
 }
 
@@ -101,14 +102,15 @@ func (c *Console) layout(s store.Session, a store.Account, title, active string)
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]string{
-	"revoked":   "The key was revoked. It stops working within a second.",
-	"redeemed":  "The code was redeemed and your balance credited.",
-	"adjusted":  "The balance was adjusted.",
-	"disabled":  "The account was disabled; its keys stop working within a second.",
-	"enabled":   "The account was enabled.",
-	"linked":    "The sign-in was linked to your account.",
-	"done":      "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
-	"cancelled": "The payment was cancelled; nothing was charged.",
+	"revoked":       "The key was revoked. It stops working within a second.",
+	"redeemed":      "The code was redeemed and your balance credited.",
+	"adjusted":      "The balance was adjusted.",
+	"disabled":      "The account was disabled; its keys stop working within a second.",
+	"enabled":       "The account was enabled.",
+	"admin-revoked": "The admin role was revoked; the account's open sessions lost the admin pages.",
+	"linked":        "The sign-in was linked to your account.",
+	"done":          "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
+	"cancelled":     "The payment was cancelled; nothing was charged.",
 }
 
 func flashFrom(r *http.Request) *web.Flash {
