@@ -22,10 +22,10 @@ import (
 // newConsole builds the web console from cfg.Console (nil when the config
 // has no console section: /console/ then stays a 404 like any unknown URL).
 //
-// The flow cookie's HMAC key is derived from the image URL signing key
+// The flow cookie's key is derived from the image URL signing key
 // (imagestore.LoadKey: images.signing_key when set, else the random key
 // file kept next to the images), with a label of its own, so one secret
-// serves both without either MAC being usable for the other, and replicas
+// serves both without either key being usable for the other, and replicas
 // that share images.signing_key (or the images directory) also accept each
 // other's sign-in cookies.
 func newConsole(cfg *config.Config, st store.Store, op *operator, origin server.Origin, onCredit func(accountID string),

@@ -4,7 +4,7 @@
 // their own API keys. HTML pages come later; everything here is JSON.
 //
 // Security model: the sign-in flow (state, PKCE verifier, nonce) travels in
-// an HMAC-signed, HttpOnly cookie scoped to /console/callback/; a session
+// an encrypted (AES-256-GCM), HttpOnly cookie scoped to /console/callback/; a session
 // is a random 32-byte secret in an HttpOnly cookie of which only the SHA-256
 // is stored; every state-changing call must echo the session's CSRF token in
 // the X-CSRF-Token header (a custom header also forces a CORS preflight on
@@ -14,6 +14,8 @@ package console
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -69,7 +71,8 @@ type Console struct {
 	// from the request's Host. The zero Origin: the listener's address.
 	Origin     server.Origin
 	SessionTTL time.Duration
-	// CookieKey signs the sign-in flow cookie (HMAC-SHA256); at least 32 bytes.
+	// CookieKey is the secret the sign-in flow cookie's encryption key is
+	// derived from; at least 32 bytes.
 	CookieKey []byte
 	// Admins are console.admins: provider:subject entries whose accounts'
 	// sessions get store.RoleAdmin (see roles.go).
@@ -226,33 +229,53 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// --- the signed flow cookie ---
+// --- the sealed flow cookie ---
 
-// sign returns payload.mac, both base64url.
-func (c *Console) sign(payload []byte) string {
+// flowKeyLabel derives the flow cookie's AES key from CookieKey, so the
+// key is used for nothing else.
+const flowKeyLabel = "modelgate console flow cookie AES-256-GCM key"
+
+// flowAEAD is AES-256-GCM under a key derived from CookieKey
+// (HMAC-SHA256 with flowKeyLabel).
+func (c *Console) flowAEAD() (cipher.AEAD, error) {
 	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(FlowCookie + "\x00"))
-	m.Write(payload)
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	m.Write([]byte(flowKeyLabel))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("flow cookie: %w", err)
+	}
+	return cipher.NewGCM(block)
 }
 
-// verify returns the payload of a value made by sign, checking its MAC in
-// constant time.
-func (c *Console) verify(v string) ([]byte, error) {
-	p64, mac64, ok := strings.Cut(v, ".")
-	if !ok {
+// seal encrypts and authenticates payload for the flow cookie:
+// base64url(nonce || ciphertext), bound to the cookie's name. The browser
+// carries the PKCE verifier and the nonce without being able to read or
+// change them.
+func (c *Console) seal(payload []byte) (string, error) {
+	aead, err := c.flowAEAD()
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(payload)+aead.Overhead())
+	_, _ = rand.Read(nonce) // never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(FlowCookie))), nil
+}
+
+// open returns the payload of a value made by seal; any change to the
+// value, or a value sealed under another key, fails.
+func (c *Console) open(v string) ([]byte, error) {
+	aead, err := c.flowAEAD()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
 		return nil, errors.New("flow cookie: malformed")
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
-	mac, err2 := base64.RawURLEncoding.DecodeString(mac64)
-	if err1 != nil || err2 != nil {
-		return nil, errors.New("flow cookie: malformed")
-	}
-	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(FlowCookie + "\x00"))
-	m.Write(payload)
-	if !hmac.Equal(mac, m.Sum(nil)) {
-		return nil, errors.New("flow cookie: bad signature")
+	n := aead.NonceSize()
+	payload, err := aead.Open(nil, raw[:n], raw[n:], []byte(FlowCookie))
+	if err != nil {
+		return nil, errors.New("flow cookie: does not decrypt")
 	}
 	return payload, nil
 }
