@@ -155,11 +155,12 @@ func withConsole(t *testing.T, gh *ghFake, pay *stripefake.Server) func(*config.
 	}
 }
 
-func startConsole(t *testing.T) *consoleEnv {
+// startConsole starts a gateway withConsole, then mutate.
+func startConsole(t *testing.T, mutate ...func(*config.Config)) *consoleEnv {
 	t.Helper()
 	gh := newGHFake(t)
 	pay := stripefake.New(t, conStripeKey, conWebhookSecret)
-	g := startGateway(t, withConsole(t, gh, pay))
+	g := startGateway(t, append([]func(*config.Config){withConsole(t, gh, pay)}, mutate...)...)
 	pay.SetWebhook(g.URL + "/console/webhooks/stripe")
 	return &consoleEnv{t: t, g: g, gh: gh, pay: pay}
 }

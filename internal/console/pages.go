@@ -127,12 +127,18 @@ func flashFrom(r *http.Request) *web.Flash {
 func errFlash(e *apierr.Error) *web.Flash { return &web.Flash{Kind: "error", Message: e.Message} }
 
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash) {
-	ctx := r.Context()
 	status := http.StatusOK
+	if flash != nil && flash.Kind == "error" {
+		status = http.StatusBadRequest
+	}
+	c.overviewPageStatus(w, r, s, a, flash, status)
+}
+
+// overviewPageStatus is overviewPage answering with status.
+func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash, status int) {
+	ctx := r.Context()
 	if flash == nil {
 		flash = flashFrom(r)
-	} else if flash.Kind == "error" {
-		status = http.StatusBadRequest
 	}
 	since, until := c.statsRange(defaultStatsDays)
 	st, err := c.Store.UsageStats(ctx, a.ID, since, until)
@@ -172,6 +178,12 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.S
 			CreatedAt: t.CreatedAt, PaidAt: t.PaidAt}
 		if t.Status == store.TopUpPaid {
 			row.Amount = t.Credited
+		}
+		switch {
+		case t.Reversed > 0 && t.Reversed >= t.Credited:
+			row.Status = "refunded"
+		case t.Reversed > 0:
+			row.Status = "partly refunded"
 		}
 		v.TopUps = append(v.TopUps, row)
 	}
@@ -266,7 +278,7 @@ func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.
 func (c *Console) topUpForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	_, url, e := c.startTopUp(r, a, r.PostFormValue("amount"), r.PostFormValue("method"))
 	if e != nil {
-		c.overviewPage(w, r, s, a, errFlash(e))
+		c.overviewPageStatus(w, r, s, a, errFlash(e), e.Status)
 		return
 	}
 	http.Redirect(w, r, url, http.StatusSeeOther)

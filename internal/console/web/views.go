@@ -68,7 +68,7 @@ type TopUp struct {
 	Amount    money.Micros
 	Bonus     money.Micros
 	Method    string // "card", "alipay" or "code" (a redemption)
-	Status    string // "pending", "paid", "failed", "expired"
+	Status    string // "pending", "paid", "failed", "expired", "refunded", "partly refunded"
 	CreatedAt time.Time
 	PaidAt    time.Time // zero unless paid
 }
