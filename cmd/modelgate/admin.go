@@ -13,11 +13,16 @@ import (
 )
 
 func adminCmd(args []string, e env) int {
-	if len(args) == 0 || args[0] != "login-link" {
-		fmt.Fprint(e.stderr, "usage: modelgate admin login-link [--account NAME] [--url BASE]\n")
-		return 2
+	if len(args) > 0 {
+		switch args[0] {
+		case "login-link":
+			return adminLoginLink(args[1:], e)
+		case "revoke":
+			return adminRevoke(args[1:], e)
+		}
 	}
-	return adminLoginLink(args[1:], e)
+	fmt.Fprint(e.stderr, "usage: modelgate admin login-link [--account NAME] [--url BASE]\n       modelgate admin revoke ACCOUNT\n")
+	return 2
 }
 
 // adminLoginLink prints a one-time console sign-in link with the admin
@@ -25,7 +30,7 @@ func adminCmd(args []string, e env) int {
 func adminLoginLink(args []string, e env) int {
 	fs, path := newFlags("admin login-link", e)
 	account := fs.String("account", console.DefaultAdminAccount, "the account to sign in as (created on first use if missing)")
-	base := fs.String("url", "", "the gateway's external base URL (default: console.public_url, else http://<listen>)")
+	base := fs.String("url", "", "the gateway's external base URL (default: public_url or console.public_url, else http://<listen>)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -61,4 +66,45 @@ func linkBase(cfg *config.Config, flagURL string) string {
 		host = "localhost:" + host[strings.LastIndexByte(host, ':')+1:]
 	}
 	return "http://" + host
+}
+
+// adminRevoke takes the admin role from an account: it clears the flag a
+// login link set. Open console sessions lose the admin pages at once (the
+// role is read on every request). A role console.admins grants to one of
+// the account's sign-ins stays until that entry is removed, and the
+// command says so and fails.
+func adminRevoke(args []string, e env) int {
+	fs, path := newFlags("admin revoke", e)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: modelgate admin revoke ACCOUNT")
+		return 2
+	}
+	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
+		a, err := findAccount(ctx, st, pos[0])
+		if err != nil {
+			return err
+		}
+		if err := st.SetAccountAdmin(ctx, a.ID, false); err != nil {
+			return fmt.Errorf("revoke admin: %w", err)
+		}
+		if cfg.Console != nil {
+			ids, err := st.ListIdentities(ctx, a.ID)
+			if err != nil {
+				return fmt.Errorf("revoke admin: %w", err)
+			}
+			if by := console.AdminEntry(cfg.Console.Admins, ids); by != "" {
+				return fmt.Errorf("account %q keeps the admin role: console.admins grants it through %s; remove that entry from the config and restart", a.Name, by)
+			}
+		}
+		if a.Admin {
+			fmt.Fprintf(e.stdout, "account %q is no longer admin; its open console sessions lost the admin pages\n", a.Name)
+		} else {
+			fmt.Fprintf(e.stdout, "account %q was not admin; nothing changed\n", a.Name)
+		}
+		return nil
+	})
 }

@@ -37,6 +37,7 @@ Usage:
   modelgate accounts list [--json]
   modelgate usage [--account NAME] [--since 24h|2026-01-02] [--limit N] [--json] [--summary]
   modelgate admin login-link [--account NAME] [--url BASE]
+  modelgate admin revoke ACCOUNT
   modelgate version
 
 Every command takes --config FILE (or MODELGATE_CONFIG); without one the

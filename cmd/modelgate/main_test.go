@@ -137,6 +137,11 @@ groups:
 	if code, _, stderr := c.run("serve", "--config", bad); code != 1 || !strings.Contains(stderr, "has errors") {
 		t.Errorf("serve with a bad config: %d %s", code, stderr)
 	}
+	// --listen cannot move the console off loopback without public_url.
+	withConsole := newCLI(t, "console: {}\n")
+	if code, _, stderr := withConsole.run("serve", "--listen", "0.0.0.0:0"); code != 1 || !strings.Contains(stderr, "--listen 0.0.0.0:0: console: listen 0.0.0.0:0 is not a loopback address, so set public_url") {
+		t.Errorf("serve --listen 0.0.0.0:0 with the console on: %d %s", code, stderr)
+	}
 }
 
 func TestUsageCommand(t *testing.T) {

@@ -28,6 +28,11 @@ func serveCmd(args []string, e env) int {
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+		// The file was checked with its own listen address.
+		if err := cfg.CheckOrigin(); err != nil {
+			fmt.Fprintf(e.stderr, "modelgate: --listen %s: %v\n", *listen, err)
+			return 1
+		}
 	}
 	log := newLogger(cfg, e.stderr)
 	gc, limit := applyGC(cfg.GCPercent, cfg.MemoryLimit, e.getenv)

@@ -125,6 +125,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
 	bill := newBilling(cfg, cat, a.reserver, tokens)
+	links, err := origin(cfg, cfg.Images.PublicURL)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	h := &openai.Handler{
 		Billing: bill,
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
@@ -135,6 +140,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Log:     o.Logger,
 		Now:     o.Now,
 		Images:  images,
+		Origin:  links,
 		Refused: a.upkeep.refused,
 
 		Responses:    st,
@@ -146,7 +152,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
 	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
-	con, err := newConsole(cfg, st, op, a.reserver.Stale, o.Now, o.Logger)
+	var conOrigin server.Origin
+	if cfg.Console != nil {
+		conOrigin = links
+		conOrigin.PublicURL = cfg.Console.PublicURL
+	}
+	con, err := newConsole(cfg, st, op, conOrigin, a.reserver.Stale, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
 		return nil, err

@@ -15,20 +15,21 @@ import (
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/payment"
+	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
 // newConsole builds the web console from cfg.Console (nil when the config
 // has no console section: /console/ then stays a 404 like any unknown URL).
 //
-// The flow cookie's HMAC key is derived from the image URL signing key
+// The flow cookie's key is derived from the image URL signing key
 // (imagestore.LoadKey: images.signing_key when set, else the random key
 // file kept next to the images), with a label of its own, so one secret
-// serves both without either MAC being usable for the other, and replicas
+// serves both without either key being usable for the other, and replicas
 // that share images.signing_key (or the images directory) also accept each
 // other's sign-in cookies.
-func newConsole(cfg *config.Config, st store.Store, op *operator, onCredit func(accountID string), now func() time.Time,
-	log *slog.Logger) (*console.Console, error) {
+func newConsole(cfg *config.Config, st store.Store, op *operator, origin server.Origin, onCredit func(accountID string),
+	now func() time.Time, log *slog.Logger) (*console.Console, error) {
 	s := cfg.Console
 	if s == nil {
 		return nil, nil
@@ -53,7 +54,7 @@ func newConsole(cfg *config.Config, st store.Store, op *operator, onCredit func(
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	c := &console.Console{Store: st, Providers: providers, Labels: labels, Groups: s.SignupGroups, PublicURL: s.PublicURL,
+	c := &console.Console{Store: st, Providers: providers, Labels: labels, Groups: s.SignupGroups, Origin: origin,
 		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins, Pages: pages, Operator: op,
 		OnCredit: onCredit, Currency: cfg.Billing.Currency, Now: now, Log: log}
 	if p := cfg.Payments; p != nil {
@@ -82,6 +83,17 @@ func providerLabel(o config.OAuthProvider) string {
 		return strings.ToUpper(o.Name)
 	}
 	return strings.ToUpper(o.Name[:1]) + o.Name[1:]
+}
+
+// origin is the base of the links a part of the gateway makes: publicURL
+// (its section's public_url, which defaults to the top-level one), else
+// the forwarded origin from a trusted proxy, else the listener's address.
+func origin(cfg *config.Config, publicURL string) (server.Origin, error) {
+	proxies, err := server.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return server.Origin{}, fmt.Errorf("trusted_proxies: %w", err)
+	}
+	return server.Origin{PublicURL: publicURL, Listen: cfg.Listen, TrustedProxies: proxies}, nil
 }
 
 // mountConsole adds the console's routes to mux when it is configured.

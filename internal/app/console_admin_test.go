@@ -60,7 +60,7 @@ func TestConsoleFlowAdminAndCodes(t *testing.T) {
 		t.Fatalf("admin account %q", admin.account)
 	}
 	used := e.adminLink("admin", time.Now())
-	if st, _, final := e.newBrowser().get("/console/admin-link?token=" + used); st != 200 || final != "/console/admin" {
+	if st, _, final := e.newBrowser().useLink(used); st != 200 || final != "/console/admin" {
 		t.Fatalf("fresh link: %d at %s", st, final)
 	}
 	links := []struct {
@@ -74,7 +74,7 @@ func TestConsoleFlowAdminAndCodes(t *testing.T) {
 	}
 	for _, l := range links {
 		b := e.newBrowser()
-		st, page, _ := b.get("/console/admin-link?token=" + url.QueryEscape(l.token))
+		st, page, _ := b.useLink(l.token)
 		if st != 400 || !strings.Contains(page, l.want) {
 			t.Errorf("%s link: %d, want 400 with %q: %.300s", l.name, st, l.want, page)
 		}

@@ -327,7 +327,9 @@ func TestConsoleBrowserJourney(t *testing.T) {
 
 	// Admin pages, signed in with a login link in the same browser.
 	run("admin link", chromedp.Navigate(base+"/console/admin-link?token="+e.adminLink("admin", time.Now())),
-		chromedp.WaitVisible(chromedp.CSS(`main`)))
+		chromedp.WaitVisible(chromedp.CSS(`#admin-link-confirm`)))
+	browsertest.Screenshot(t, ctx, "e2e-admin-link")
+	run("admin link confirmed", chromedp.Click(chromedp.CSS(`#admin-link-confirm`)), chromedp.WaitVisible(chromedp.CSS(`nav.tabs`)))
 	if loc := location(); loc != base+"/console/admin" {
 		t.Fatalf("the admin link went to %s", loc)
 	}

@@ -28,6 +28,7 @@ import (
 type gateway struct {
 	t        *testing.T
 	URL      string
+	cfg      *config.Config
 	app      *app.App
 	upstream *providertest.OpenAI
 	keys     map[string]string // group → secret
@@ -128,7 +129,7 @@ func serveAppOn(t *testing.T, cfg *config.Config, o app.Options, ln net.Listener
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, ln) }()
-	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), app: a, keys: map[string]string{}}
+	g := &gateway{t: t, URL: "http://" + ln.Addr().String(), cfg: cfg, app: a, keys: map[string]string{}}
 	g.stop = func() error {
 		if g.stopped {
 			return nil

@@ -157,23 +157,43 @@ func TestImageURLSignatures(t *testing.T) {
 	}
 }
 
-// The URL base follows the client's Host and a proxy's X-Forwarded-Proto,
-// unless public_url is configured.
+// The URL base is never the client's Host: without public_url it is the
+// listener's address, and a proxy's X-Forwarded-Host and -Proto count only
+// from trusted_proxies.
 func TestImageURLBase(t *testing.T) {
 	g := startImageGateway(t)
-	u := demoURLs(t, g, 1, "Host", "images.example:8443", "X-Forwarded-Proto", "https")[0]
-	if !strings.HasPrefix(u, "https://images.example:8443/v1/images/files/") {
-		t.Fatalf("url %s", u)
+	forged := []string{"Host", "evil.example:8443", "X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https"}
+	u := demoURLs(t, g, 1, forged...)[0]
+	if !strings.HasPrefix(u, g.URL+"/v1/images/files/") {
+		t.Fatalf("url %s, want it under %s", u, g.URL)
 	}
-	// The link still works when it reaches the gateway another way.
-	fixed := g.URL + strings.TrimPrefix(u, "https://images.example:8443")
-	if resp, _ := fetch(t, fixed); resp.StatusCode != 200 {
+	if resp, _ := fetch(t, u); resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 
-	p := startImageGateway(t, func(c *config.Config) { c.Images.PublicURL = "https://gw.example.com/ai" })
-	if u := demoURLs(t, p, 1, "Host", "ignored.example")[0]; !strings.HasPrefix(u, "https://gw.example.com/ai/v1/images/files/") {
+	// Behind a trusted proxy (the test's loopback client stands for it),
+	// its forwarded origin; the link works when it reaches the gateway.
+	p := startImageGateway(t, func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1", "::1"} })
+	u = demoURLs(t, p, 1, "Host", "ignored.example", "X-Forwarded-Host", "images.example:8443", "X-Forwarded-Proto", "https")[0]
+	if !strings.HasPrefix(u, "https://images.example:8443/v1/images/files/") {
 		t.Fatalf("url %s", u)
+	}
+	if resp, _ := fetch(t, p.URL+strings.TrimPrefix(u, "https://images.example:8443")); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		mutate func(*config.Config)
+		want   string
+	}{
+		{"images.public_url", func(c *config.Config) { c.Images.PublicURL = "https://gw.example.com/ai" }, "https://gw.example.com/ai/v1/images/files/"},
+		{"top-level public_url", func(c *config.Config) { c.PublicURL = "https://gw.example.com"; c.ApplyDefaults() }, "https://gw.example.com/v1/images/files/"},
+	} {
+		g := startImageGateway(t, tc.mutate, func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1"} })
+		if u := demoURLs(t, g, 1, forged...)[0]; !strings.HasPrefix(u, tc.want) {
+			t.Errorf("%s: url %s, want %s…", tc.name, u, tc.want)
+		}
 	}
 }
 

@@ -47,6 +47,8 @@ const (
 // Config is the whole configuration file, so every package reads its settings from one typed value.
 type Config struct {
 	Listen          string           `yaml:"listen"`
+	PublicURL       string           `yaml:"public_url"`      // the gateway's external base URL; see publicurl.go
+	TrustedProxies  []string         `yaml:"trusted_proxies"` // peers whose X-Forwarded-Proto/-Host count
 	Database        string           `yaml:"database"`
 	MaxRequestBytes int64            `yaml:"max_request_bytes"`
 	ShutdownTimeout Duration         `yaml:"shutdown_timeout"`
@@ -389,6 +391,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyBackgroundDefaults()
 	c.applyConsoleDefaults()
 	c.applyPaymentsDefaults()
+	c.applyPublicURLDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

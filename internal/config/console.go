@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +23,9 @@ const (
 // (write `console: {}` for the defaults).
 type Console struct {
 	// PublicURL is the console's external base URL (like
-	// https://gateway.example.com), used for the OAuth redirect URLs and
-	// for Secure cookies; "" derives it from each request (Host and
-	// X-Forwarded-Proto), which is only safe behind a proxy that sets them.
+	// https://gateway.example.com), used for the OAuth redirect URLs,
+	// payment return URLs and Secure cookies; it defaults to the top-level
+	// public_url (see publicurl.go for what applies without either).
 	PublicURL string `yaml:"public_url"`
 	// SessionTTL is how long a console sign-in lasts (default 168h; from
 	// 5m to 2160h).
@@ -33,7 +35,10 @@ type Console struct {
 	SignupGroups []string `yaml:"signup_groups"`
 	// OAuth lists the sign-in providers, shown in this order.
 	OAuth []OAuthProvider `yaml:"oauth"`
-	// Admins are account names whose console sessions get the admin role.
+	// Admins grant the admin role to the accounts of these sign-ins, each
+	// written provider:subject: the console.oauth item's name and the
+	// provider's stable user id (GitHub's numeric id, the OIDC sub), never
+	// a login or an account name, which a stranger could sign up with.
 	Admins []string `yaml:"admins"`
 }
 
@@ -118,9 +123,36 @@ func (v *validator) consoleSettings() {
 			v.warnf(fieldAt("client_secret"), "console.oauth[%d]: client_secret is written literally in the file; secrets should come from the environment (client_secret: ${VAR})", i)
 		}
 	}
-	for i, a := range s.Admins {
+	v.consoleAdmins(at)
+}
+
+// consoleAdmins checks console.admins: each entry is provider:subject, the
+// stable id of one sign-in (github:4242 is the GitHub user whose numeric
+// id is 4242). An entry that cannot be one is a warning: it matches
+// nobody, and an account name or a login ("github:octocat") in its place
+// would be a name anyone could sign up under.
+func (v *validator) consoleAdmins(at func(string) int) {
+	c := v.c
+	types := map[string]string{}
+	for _, p := range c.Console.OAuth {
+		types[p.Name] = p.Type
+	}
+	for i, a := range c.Console.Admins {
+		line := c.line(fmt.Sprintf("console.admins.%d", i), at("admins"))
 		if strings.TrimSpace(a) == "" {
-			v.errorf(c.line(fmt.Sprintf("console.admins.%d", i), at("admins")), "console.admins: an empty account name")
+			v.errorf(line, "console.admins: an empty entry")
+			continue
+		}
+		provider, subject, ok := strings.Cut(a, ":")
+		typ, known := types[provider]
+		switch {
+		case !ok || !known:
+			v.warnf(line, "console.admins: %q matches nobody: an entry is provider:subject, where provider names a console.oauth item (%s) and subject is its stable user id, like github:4242",
+				a, strings.Join(slices.Sorted(maps.Keys(types)), ", "))
+		case subject == "":
+			v.warnf(line, "console.admins: %q has no subject: write the provider's stable user id after the colon, like %s:4242", a, provider)
+		case typ == identity.TypeGitHub && strings.Trim(subject, "0123456789") != "":
+			v.warnf(line, "console.admins: %q matches nobody: a GitHub subject is the user's numeric id (https://api.github.com/users/LOGIN shows it as \"id\"), not the login", a)
 		}
 	}
 }

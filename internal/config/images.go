@@ -26,7 +26,8 @@ type Images struct {
 	// only if they share Dir; replicas must otherwise set the same secret.
 	SigningKey string `yaml:"signing_key"`
 	// PublicURL is the scheme://host[/prefix] clients reach the gateway at;
-	// "" derives it from each request (Host, X-Forwarded-Proto).
+	// it defaults to the top-level public_url (see publicurl.go for what
+	// applies without either; never the request's Host).
 	PublicURL string `yaml:"public_url"`
 	// S3 keeps the images in an S3-compatible bucket instead of Dir (the
 	// signing key file, when no signing_key is set, stays in Dir).

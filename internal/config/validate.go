@@ -39,6 +39,7 @@ func (c *Config) Validate() []Problem {
 	v.backgroundSettings()
 	v.consoleSettings()
 	v.paymentsSettings()
+	v.publicURL()
 	return sortProblems(v.problems)
 }
 

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,6 +46,7 @@ func (c *Console) adminRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST /console/admin/accounts/{id}/adjust", c.form(c.admin(c.adjustForm)))
 	m.HandleFunc("POST /console/admin/accounts/{id}/disable", c.form(c.admin(c.disableForm(true))))
 	m.HandleFunc("POST /console/admin/accounts/{id}/enable", c.form(c.admin(c.disableForm(false))))
+	m.HandleFunc("POST /console/admin/accounts/{id}/revoke-admin", c.form(c.admin(c.revokeAdminForm)))
 	m.HandleFunc("POST /console/admin/codes", c.form(c.admin(c.codesForm)))
 	m.HandleFunc("POST /console/admin/providers/{name}/test", c.form(c.admin(c.testForm)))
 }
@@ -155,6 +155,10 @@ func (c *Console) adminAccounts(ctx context.Context) ([]web.AdminAccount, error)
 	if err != nil {
 		return nil, err
 	}
+	grants, err := c.adminGrants(ctx)
+	if err != nil {
+		return nil, err
+	}
 	n := map[string]int{}
 	for _, k := range keys {
 		if !k.Revoked() {
@@ -164,7 +168,7 @@ func (c *Console) adminAccounts(ctx context.Context) ([]web.AdminAccount, error)
 	out := make([]web.AdminAccount, 0, len(accts))
 	for _, x := range accts {
 		out = append(out, web.AdminAccount{ID: x.ID, Name: x.Name, Balance: x.Balance, Spent: x.Spent, Keys: n[x.ID],
-			Disabled: x.Disabled(), Admin: x.Admin || slices.Contains(c.Admins, x.Name), CreatedAt: x.CreatedAt})
+			Disabled: x.Disabled(), Admin: x.Admin, AdminBy: grants[x.ID], CreatedAt: x.CreatedAt})
 	}
 	return out, nil
 }
@@ -311,67 +315,4 @@ func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s store.Sessi
 	res := c.Operator.TestProvider(r.Context(), name)
 	v.TestResult = &res
 	c.renderAdmin(w, r, s, a, v, nil, http.StatusOK)
-}
-
-// --- the one-time admin sign-in link ---
-
-// AdminLinkTTL is how long a link from `modelgate admin login-link` works.
-const AdminLinkTTL = 15 * time.Minute
-
-// DefaultAdminAccount is the account a login link signs in as by default.
-const DefaultAdminAccount = "admin"
-
-// NewLoginLink makes a link secret and its stored record; the URL to print
-// is base + "/console/admin-link?token=" + secret.
-func NewLoginLink(account string, now time.Time) (string, store.LoginLink) {
-	secret := randomToken()
-	sum := sha256.Sum256([]byte(secret))
-	return secret, store.LoginLink{ID: newID("link_"), Hash: sum[:], Account: account, CreatedAt: now, ExpiresAt: now.Add(AdminLinkTTL)}
-}
-
-// adminLinkUse signs the browser in as the link's account with the admin
-// role (creating the account when missing) and burns the link.
-func (c *Console) adminLinkUse(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	token := r.URL.Query().Get("token")
-	refused := func(msg string) {
-		c.errorPage(w, http.StatusBadRequest, web.Layout{}, "Sign-in link not valid", msg)
-	}
-	if token == "" || len(token) > 100 {
-		refused("This sign-in link is incomplete. Run `modelgate admin login-link` again.")
-		return
-	}
-	sum := sha256.Sum256([]byte(token))
-	l, err := c.Store.UseLoginLink(ctx, sum[:], c.now())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		refused("This sign-in link is unknown or has expired (links last 15 minutes). Run `modelgate admin login-link` again.")
-		return
-	case errors.Is(err, store.ErrConflict):
-		refused("This sign-in link has been used already; each link works once. Run `modelgate admin login-link` again.")
-		return
-	case err != nil:
-		c.internal(w, r, err)
-		return
-	}
-	acct, err := c.Store.AccountByName(ctx, l.Account)
-	if errors.Is(err, store.ErrNotFound) {
-		acct = store.Account{ID: newID("acct_"), Name: l.Account, CreatedAt: c.now()}
-		if err = c.Store.CreateAccount(ctx, acct); errors.Is(err, store.ErrConflict) {
-			acct, err = c.Store.AccountByName(ctx, l.Account)
-		}
-	}
-	if err == nil {
-		err = c.Store.SetAccountAdmin(ctx, acct.ID, true)
-		acct.Admin = true
-	}
-	if err == nil {
-		err = c.startSession(ctx, w, r, acct)
-	}
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	c.log().InfoContext(ctx, "console: admin signed in with a login link", "account", acct.Name, "link", l.ID)
-	http.Redirect(w, r, "/console/admin", http.StatusSeeOther)
 }

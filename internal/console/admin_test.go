@@ -38,6 +38,19 @@ func (e *env) adminLink(account string, at time.Time) string {
 	return "/console/admin-link?token=" + secret
 }
 
+// useLink opens a login link and presses its button, as an operator
+// does; a link refused at the first step answers there.
+func (b *browser) useLink(path string) response {
+	b.e.t.Helper()
+	r := b.do("GET", path, "", nil)
+	m := regexp.MustCompile(`name="token" value="([^"]*)"`).FindSubmatch(r.body)
+	if r.status != 200 || m == nil {
+		return r
+	}
+	return b.do("POST", "/console/admin-link", url.Values{"token": {string(m[1])}}.Encode(),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+}
+
 func TestAdminLink(t *testing.T) {
 	e := newEnv(t)
 	now := e.clock.Now()
@@ -50,13 +63,14 @@ func TestAdminLink(t *testing.T) {
 		{"expired", old, 400, "has expired"},
 		{"unknown", "/console/admin-link?token=nope", 400, "unknown or has expired"},
 		{"empty", "/console/admin-link", 400, "incomplete"},
+		{"too long", "/console/admin-link?token=" + strings.Repeat("a", 101), 400, "incomplete"},
 		{"fresh", fresh, 200, `action="/console/logout"`}, // followed to the admin page
 		{"used", fresh, 400, "used already"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := e.browser()
-			r := b.do("GET", tt.path, "", nil)
+			r := b.useLink(tt.path)
 			if r.status != tt.status || !strings.Contains(string(r.body), tt.text) {
 				t.Fatalf("%d %s", r.status, r.body)
 			}
@@ -64,9 +78,59 @@ func TestAdminLink(t *testing.T) {
 				if me := b.me(); me.Role != store.RoleAdmin || me.Account != "ops" {
 					t.Errorf("me after the link: %+v", me)
 				}
+			} else if r := b.do("GET", "/console/api/me", "", nil); r.status != 401 {
+				t.Errorf("a refused link signed the browser in: %d", r.status)
 			}
 		})
 	}
+}
+
+// Opening a link (a HEAD or GET from a link preview or a mail scanner)
+// uses nothing up: it shows a page whose button signs in; only the POST
+// burns the link.
+func TestAdminLinkOpenedFirst(t *testing.T) {
+	e := newEnv(t)
+	link := e.adminLink("ops", e.clock.Now())
+	scanner := e.browser()
+	for _, method := range []string{"HEAD", "GET", "HEAD", "GET"} {
+		r := scanner.do(method, link, "", nil)
+		if r.status != 200 {
+			t.Fatalf("%s of the link: %d %s", method, r.status, r.body)
+		}
+		if method == "GET" && (!strings.Contains(string(r.body), `action="/console/admin-link"`) || strings.Contains(string(r.body), `action="/console/logout"`)) {
+			t.Fatalf("GET of the link is not the confirmation page: %s", r.body)
+		}
+		for _, c := range scanner.c.Jar.Cookies(mustURL(t, e.srv.URL+"/console/")) {
+			if c.Name == SessionCookie {
+				t.Fatalf("%s of the link signed the scanner in", method)
+			}
+		}
+	}
+	if accts, _ := e.st.ListAccounts(context.Background()); len(accts) != 0 {
+		t.Fatalf("opening the link created accounts: %+v", accts)
+	}
+	op := e.browser()
+	if r := op.useLink(link); r.status != 200 || !strings.Contains(string(r.body), `action="/console/logout"`) {
+		t.Fatalf("the operator's use after the scanner: %d %s", r.status, r.body)
+	}
+	if me := op.me(); me.Role != store.RoleAdmin {
+		t.Fatalf("role %q after the link", me.Role)
+	}
+	// The POST alone is what burns it: a second one is refused.
+	r := e.browser().do("POST", "/console/admin-link", url.Values{"token": {strings.TrimPrefix(link, "/console/admin-link?token=")}}.Encode(),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if r.status != 400 || !strings.Contains(string(r.body), "used already") {
+		t.Fatalf("second POST: %d %s", r.status, r.body)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // The admin role is read with the account on every request: taking it
@@ -76,7 +140,7 @@ func TestAdminRoleFollowsTheAccount(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	admin := e.browser()
-	if r := admin.do("GET", e.adminLink("ops", e.clock.Now()), "", nil); r.status != 200 {
+	if r := admin.useLink(e.adminLink("ops", e.clock.Now())); r.status != 200 {
 		t.Fatalf("admin link: %d", r.status)
 	}
 	ops, err := e.st.AccountByName(ctx, "ops")
@@ -118,7 +182,7 @@ func TestAdminPages(t *testing.T) {
 		t.Errorf("non-admin creates codes: %d", r.status)
 	}
 	admin := e.browser()
-	if r := admin.do("GET", e.adminLink("ops", e.clock.Now()), "", nil); r.status != 200 {
+	if r := admin.useLink(e.adminLink("ops", e.clock.Now())); r.status != 200 {
 		t.Fatalf("admin link: %d", r.status)
 	}
 	admin.csrf = admin.me().CSRFToken
@@ -280,5 +344,106 @@ func TestForms(t *testing.T) {
 	}
 	if r := b.do("GET", "/console/api/me", "", nil); r.status != 401 {
 		t.Errorf("after logout: %d", r.status)
+	}
+}
+
+// console.admins names sign-ins by provider:subject, never by the account
+// name a first sign-in picks from its login: a stranger whose GitHub login
+// is "42" gets the account github:42 and no admin role; GitHub user 42
+// is admin whatever their login.
+func TestAdminsAreSubjects(t *testing.T) {
+	e := newEnv(t) // console.admins: [github:42]
+	steps := []struct {
+		id          int64
+		login, acct string
+		role        string
+	}{
+		{7, "42", "github:42", store.RoleUser},
+		{42, "boss", "github:boss", store.RoleAdmin},
+		{42, "renamed", "github:boss", store.RoleAdmin}, // a new login keeps the account and the role
+	}
+	for _, st := range steps {
+		e.gh.id.Store(st.id)
+		e.gh.login.Store(st.login)
+		b := e.browser()
+		me := b.signIn("github")
+		if me.Account != st.acct || me.Role != st.role {
+			t.Errorf("GitHub user %d (%s): account %q role %q, want %q %q", st.id, st.login, me.Account, me.Role, st.acct, st.role)
+		}
+		status := map[string]int{store.RoleUser: 404, store.RoleAdmin: 200}[st.role]
+		if r := b.do("GET", "/console/admin?section=accounts", "", nil); r.status != status {
+			t.Errorf("GitHub user %d: admin page %d, want %d", st.id, r.status, status)
+		}
+	}
+}
+
+// An admin takes the role from another account on the accounts page; not
+// from their own, and not what console.admins grants.
+func TestRevokeAdmin(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ops := e.browser()
+	if r := ops.useLink(e.adminLink("ops", e.clock.Now())); r.status != 200 {
+		t.Fatalf("ops link: %d", r.status)
+	}
+	ops.csrf = ops.me().CSRFToken
+	other := e.browser()
+	if r := other.useLink(e.adminLink("other", e.clock.Now())); r.status != 200 {
+		t.Fatalf("other link: %d", r.status)
+	}
+	boss := e.browser() // GitHub user 42: admin by console.admins
+	boss.signIn("github")
+	acct := func(name string) store.Account {
+		a, err := e.st.AccountByName(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	page := ops.do("GET", "/console/admin?section=accounts", "", nil)
+	for _, want := range []string{"/console/admin/accounts/" + acct("other").ID + "/revoke-admin", "by console.admins <code>github:42</code>"} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("accounts page lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page.body), "/console/admin/accounts/"+acct("github:octocat").ID+"/revoke-admin") {
+		t.Error("a Revoke admin button for a role only the configuration grants")
+	}
+
+	revoke := func(name, csrf string) response {
+		return ops.form("/console/admin/accounts/"+acct(name).ID+"/revoke-admin", nil, csrf)
+	}
+	if r := revoke("other", "-"); r.status != 403 || !acct("other").Admin {
+		t.Fatalf("revoke without csrf: %d, admin %v", r.status, acct("other").Admin)
+	}
+	if r := other.form("/console/admin/accounts/"+acct("ops").ID+"/revoke-admin", nil, "forged"); r.status != 403 || !acct("ops").Admin {
+		t.Fatalf("revoke with a forged csrf: %d", r.status)
+	}
+	if r := revoke("ops", ""); r.status != 400 || !strings.Contains(string(r.body), "your own admin role") || !acct("ops").Admin {
+		t.Fatalf("self revoke: %d %s", r.status, r.body)
+	}
+	if r := revoke("other", ""); r.status != 200 || !strings.Contains(string(r.body), "The admin role was revoked") || acct("other").Admin {
+		t.Fatalf("revoke: %d, admin %v", r.status, acct("other").Admin)
+	}
+	// The revoked account's open session loses the admin pages at once.
+	if me := other.me(); me.Role != store.RoleUser {
+		t.Errorf("revoked session role %q", me.Role)
+	}
+	if r := other.do("GET", "/console/admin", "", nil); r.status != 404 {
+		t.Errorf("revoked session admin page: %d", r.status)
+	}
+	if r := revoke("github:octocat", ""); r.status != 409 || !strings.Contains(string(r.body), "console.admins still grants it the role through github:42") {
+		t.Fatalf("revoke a configured admin: %d %s", r.status, r.body)
+	}
+	if me := boss.me(); me.Role != store.RoleAdmin {
+		t.Errorf("configured admin lost the role: %q", me.Role)
+	}
+	if r := ops.form("/console/admin/accounts/acct_nope/revoke-admin", nil, ""); r.status != 404 {
+		t.Errorf("revoke unknown: %d", r.status)
+	}
+	user := e.browser()
+	user.signIn("sso")
+	if r := user.form("/console/admin/accounts/"+acct("ops").ID+"/revoke-admin", nil, ""); r.status != 404 || !acct("ops").Admin {
+		t.Errorf("non-admin revokes: %d", r.status)
 	}
 }

@@ -4,7 +4,7 @@
 // their own API keys. HTML pages come later; everything here is JSON.
 //
 // Security model: the sign-in flow (state, PKCE verifier, nonce) travels in
-// an HMAC-signed, HttpOnly cookie scoped to /console/callback/; a session
+// an encrypted (AES-256-GCM), HttpOnly cookie scoped to /console/callback/; a session
 // is a random 32-byte secret in an HttpOnly cookie of which only the SHA-256
 // is stored; every state-changing call must echo the session's CSRF token in
 // the X-CSRF-Token header (a custom header also forces a CORS preflight on
@@ -14,6 +14,8 @@ package console
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -24,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -65,13 +66,16 @@ type Console struct {
 	// Groups are the model groups a console user may bind keys to
 	// (console.signup_groups).
 	Groups []string
-	// PublicURL is the external base URL ("https://gw.example.com"); ""
-	// derives it from each request.
-	PublicURL  string
+	// Origin makes the console's absolute URLs (OAuth redirect URIs,
+	// payment return URLs) and tells whether its cookies are Secure; never
+	// from the request's Host. The zero Origin: the listener's address.
+	Origin     server.Origin
 	SessionTTL time.Duration
-	// CookieKey signs the sign-in flow cookie (HMAC-SHA256); at least 32 bytes.
+	// CookieKey is the secret the sign-in flow cookie's encryption key is
+	// derived from; at least 32 bytes.
 	CookieKey []byte
-	// Admins are the account names whose sessions get store.RoleAdmin.
+	// Admins are console.admins: provider:subject entries whose accounts'
+	// sessions get store.RoleAdmin (see roles.go).
 	Admins []string
 	// Currency is billing.currency, shown next to the balance.
 	Currency string
@@ -155,12 +159,7 @@ func (c *Console) Handler() http.Handler {
 }
 
 // base is the console's external origin, without a trailing slash.
-func (c *Console) base(r *http.Request) string {
-	if c.PublicURL != "" {
-		return strings.TrimRight(c.PublicURL, "/")
-	}
-	return server.PublicBase(r)
-}
+func (c *Console) base(r *http.Request) string { return c.Origin.Base(r) }
 
 func (c *Console) secure(r *http.Request) bool { return strings.HasPrefix(c.base(r), "https://") }
 
@@ -230,33 +229,53 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// --- the signed flow cookie ---
+// --- the sealed flow cookie ---
 
-// sign returns payload.mac, both base64url.
-func (c *Console) sign(payload []byte) string {
+// flowKeyLabel derives the flow cookie's AES key from CookieKey, so the
+// key is used for nothing else.
+const flowKeyLabel = "modelgate console flow cookie AES-256-GCM key"
+
+// flowAEAD is AES-256-GCM under a key derived from CookieKey
+// (HMAC-SHA256 with flowKeyLabel).
+func (c *Console) flowAEAD() (cipher.AEAD, error) {
 	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(FlowCookie + "\x00"))
-	m.Write(payload)
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	m.Write([]byte(flowKeyLabel))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("flow cookie: %w", err)
+	}
+	return cipher.NewGCM(block)
 }
 
-// verify returns the payload of a value made by sign, checking its MAC in
-// constant time.
-func (c *Console) verify(v string) ([]byte, error) {
-	p64, mac64, ok := strings.Cut(v, ".")
-	if !ok {
+// seal encrypts and authenticates payload for the flow cookie:
+// base64url(nonce || ciphertext), bound to the cookie's name. The browser
+// carries the PKCE verifier and the nonce without being able to read or
+// change them.
+func (c *Console) seal(payload []byte) (string, error) {
+	aead, err := c.flowAEAD()
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(payload)+aead.Overhead())
+	_, _ = rand.Read(nonce) // never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(FlowCookie))), nil
+}
+
+// open returns the payload of a value made by seal; any change to the
+// value, or a value sealed under another key, fails.
+func (c *Console) open(v string) ([]byte, error) {
+	aead, err := c.flowAEAD()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
 		return nil, errors.New("flow cookie: malformed")
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
-	mac, err2 := base64.RawURLEncoding.DecodeString(mac64)
-	if err1 != nil || err2 != nil {
-		return nil, errors.New("flow cookie: malformed")
-	}
-	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(FlowCookie + "\x00"))
-	m.Write(payload)
-	if !hmac.Equal(mac, m.Sum(nil)) {
-		return nil, errors.New("flow cookie: bad signature")
+	n := aead.NonceSize()
+	payload, err := aead.Open(nil, raw[:n], raw[n:], []byte(FlowCookie))
+	if err != nil {
+		return nil, errors.New("flow cookie: does not decrypt")
 	}
 	return payload, nil
 }
@@ -291,17 +310,10 @@ func (c *Console) session(r *http.Request) (store.Session, store.Account, error)
 	// now, not as they were at sign-in: an operator who takes the role
 	// away (console.admins, or the account's admin flag) takes it from
 	// sessions already open too.
-	s.Role = c.roleOf(a)
-	return s, a, nil
-}
-
-// roleOf is the console role of account a: admin when the account is
-// marked admin or named in console.admins.
-func (c *Console) roleOf(a store.Account) string {
-	if a.Admin || slices.Contains(c.Admins, a.Name) {
-		return store.RoleAdmin
+	if s.Role, err = c.roleOf(ctx, a); err != nil {
+		return store.Session{}, store.Account{}, err
 	}
-	return store.RoleUser
+	return s, a, nil
 }
 
 type userHandler func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account)
@@ -330,7 +342,11 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	secret := randomToken()
 	sum := sha256.Sum256([]byte(secret))
 	now := c.now()
-	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: c.roleOf(a), CSRF: randomToken(),
+	role, err := c.roleOf(ctx, a)
+	if err != nil {
+		return err
+	}
+	s := store.Session{ID: newID("sess_"), Hash: sum[:], AccountID: a.ID, Role: role, CSRF: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(c.SessionTTL)}
 	if err := c.Store.CreateSession(ctx, s); err != nil {
 		return err

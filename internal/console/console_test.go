@@ -132,7 +132,7 @@ func newEnv(t *testing.T) *env {
 	clk := &clock{t: time.Now().UTC()}
 	c := &Console{Store: st, Providers: map[string]identity.Provider{"sso": sso, "github": ghp},
 		Groups: []string{"default", "pro"}, SessionTTL: time.Hour, CookieKey: bytes.Repeat([]byte{7}, 32),
-		Admins: []string{"github:octocat"}, Currency: "USD", Now: clk.Now, Pages: pages(t),
+		Admins: []string{"github:42"}, Currency: "USD", Now: clk.Now, Pages: pages(t),
 		Labels: []web.Provider{{Name: "github", Label: "GitHub"}, {Name: "sso", Label: "SSO"}}}
 	mux := http.NewServeMux()
 	c.Routes(mux)
@@ -415,10 +415,14 @@ func TestCallbackRefused(t *testing.T) {
 		{name: "no cookie"},
 		{name: "forged signature", cookie: func(v string) string { return v[:len(v)-2] + "AA" }},
 		{name: "edited flow", cookie: func(v string) string {
-			p, mac, _ := strings.Cut(v, ".")
-			raw, _ := base64.RawURLEncoding.DecodeString(p)
-			raw = bytes.Replace(raw, []byte(`"provider":"sso"`), []byte(`"provider":"ssO"`), 1)
-			return base64.RawURLEncoding.EncodeToString(raw) + "." + mac
+			raw, _ := base64.RawURLEncoding.DecodeString(v)
+			raw[len(raw)/2] ^= 1 // one bit of the ciphertext
+			return base64.RawURLEncoding.EncodeToString(raw)
+		}},
+		{name: "sealed under another key", cookie: func(v string) string {
+			other := &Console{CookieKey: bytes.Repeat([]byte{8}, 32)}
+			sealed, _ := other.seal([]byte(`{"state":"x"}`))
+			return sealed
 		}},
 		{name: "garbage cookie", cookie: func(string) string { return "not-a-cookie" }},
 		{name: "wrong state", cookie: func(v string) string { return v }, query: func(q url.Values) url.Values { q.Set("state", "wrong"); return q }},
@@ -533,4 +537,46 @@ func pages(t *testing.T) *web.Pages {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// The flow cookie is encrypted: the browser cannot read the state, the
+// PKCE verifier or the nonce from it (the signed cookie of old carried
+// them as base64 JSON), and the sign-in still completes.
+func TestFlowCookieSealed(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	resp, err := b.noFollow().Get(e.srv.URL + "/console/login/sso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	auth, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := auth.Query().Get("state")
+	var flow string
+	for _, c := range resp.Cookies() {
+		if c.Name == FlowCookie {
+			flow = c.Value
+		}
+	}
+	if state == "" || flow == "" {
+		t.Fatalf("state %q, flow cookie %q", state, flow)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(strings.ReplaceAll(flow, ".", ""))
+	for _, leak := range []string{state, `"verifier"`, `"state"`, `"nonce"`, "sso"} {
+		if strings.Contains(flow, leak) || bytes.Contains(raw, []byte(leak)) {
+			t.Errorf("the flow cookie shows %q", leak)
+		}
+	}
+	// The same flow, carried by the browser, finishes the sign-in.
+	resp, err = b.c.Get(auth.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if me := b.me(); me.Account != "sso:jane.doe" {
+		t.Fatalf("after the sealed flow: %+v", me)
+	}
 }

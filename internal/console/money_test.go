@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func (f *fakePayments) Checkout(ctx context.Context, accountID string, amount mo
 	f.mu.Unlock()
 	t := store.TopUp{ID: fmt.Sprintf("top_%d", n), AccountID: accountID, Amount: amount, Method: method, Status: store.TopUpPending,
 		Provider: "stripe", ExternalID: fmt.Sprintf("cs_%d", n), CreatedAt: time.Now().UTC()}
-	if err := f.st.CreateTopUp(ctx, t); err != nil {
+	if err := f.st.CreateTopUp(ctx, t, store.TopUpLimits{}); err != nil {
 		return store.TopUp{}, "", err
 	}
 	return t, "https://pay.example/" + t.ExternalID, nil
@@ -197,5 +198,38 @@ func TestPercentText(t *testing.T) {
 		if got := percentText(ppm); got != want {
 			t.Errorf("percentText(%d) = %q, want %q", ppm, got, want)
 		}
+	}
+}
+
+// limitedPayments refuses every checkout as over the account's limits.
+type limitedPayments struct{ fakePayments }
+
+func (*limitedPayments) Checkout(context.Context, string, money.Micros, string, string, string) (store.TopUp, string, error) {
+	return store.TopUp{}, "", fmt.Errorf("%w: 5 open top-ups", payment.ErrTooManyTopUps)
+}
+
+// Past the top-up limits: 429 too_many_topups in the /v1 error shape from
+// the JSON API, the same reason on the page, and no top-up.
+func TestTopUpLimitRefused(t *testing.T) {
+	e := newEnv(t)
+	e.c.Payments, e.c.Methods = &limitedPayments{}, []string{"card"}
+	e.c.MinTopUp, e.c.MaxTopUp = money.Unit, 100*money.Unit
+	b := e.browser()
+	b.signIn("github")
+	r := b.do("POST", "/console/api/topups", `{"amount":"10","method":"card"}`, b.withCSRF())
+	var body struct {
+		Error struct{ Message, Type, Code string } `json:"error"`
+	}
+	r.json(t, &body)
+	if r.status != 429 || body.Error.Code != CodeTooManyTopUps || body.Error.Type != "rate_limit_error" ||
+		!strings.Contains(body.Error.Message, "5 checkouts open and start 10 an hour") {
+		t.Fatalf("API: %d %s", r.status, r.body)
+	}
+	r = b.form("/console/topups", url.Values{"amount": {"10"}, "method": {"card"}}, "")
+	if r.status != 429 || !strings.Contains(string(r.body), "Too many top-ups started") {
+		t.Fatalf("form: %d %s", r.status, r.body)
+	}
+	if r := b.do("GET", "/console/api/topups", "", nil); r.status != 200 || !strings.Contains(string(r.body), `"data":[]`) {
+		t.Errorf("top-ups after refusals: %d %s", r.status, r.body)
 	}
 }

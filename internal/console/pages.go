@@ -28,7 +28,8 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
 	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))
 	m.HandleFunc("POST /console/redeem", c.form(c.enabledForm(c.redeemForm)))
-	m.HandleFunc("GET /console/admin-link", c.adminLinkUse)
+	m.HandleFunc("GET /console/admin-link", c.adminLinkConfirm)
+	m.HandleFunc("POST /console/admin-link", c.adminLinkUse)
 	c.adminRoutes(m)
 }
 
@@ -101,14 +102,15 @@ func (c *Console) layout(s store.Session, a store.Account, title, active string)
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]string{
-	"revoked":   "The key was revoked. It stops working within a second.",
-	"redeemed":  "The code was redeemed and your balance credited.",
-	"adjusted":  "The balance was adjusted.",
-	"disabled":  "The account was disabled; its keys stop working within a second.",
-	"enabled":   "The account was enabled.",
-	"linked":    "The sign-in was linked to your account.",
-	"done":      "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
-	"cancelled": "The payment was cancelled; nothing was charged.",
+	"revoked":       "The key was revoked. It stops working within a second.",
+	"redeemed":      "The code was redeemed and your balance credited.",
+	"adjusted":      "The balance was adjusted.",
+	"disabled":      "The account was disabled; its keys stop working within a second.",
+	"enabled":       "The account was enabled.",
+	"admin-revoked": "The admin role was revoked; the account's open sessions lost the admin pages.",
+	"linked":        "The sign-in was linked to your account.",
+	"done":          "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
+	"cancelled":     "The payment was cancelled; nothing was charged.",
 }
 
 func flashFrom(r *http.Request) *web.Flash {
@@ -125,12 +127,18 @@ func flashFrom(r *http.Request) *web.Flash {
 func errFlash(e *apierr.Error) *web.Flash { return &web.Flash{Kind: "error", Message: e.Message} }
 
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash) {
-	ctx := r.Context()
 	status := http.StatusOK
+	if flash != nil && flash.Kind == "error" {
+		status = http.StatusBadRequest
+	}
+	c.overviewPageStatus(w, r, s, a, flash, status)
+}
+
+// overviewPageStatus is overviewPage answering with status.
+func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash, status int) {
+	ctx := r.Context()
 	if flash == nil {
 		flash = flashFrom(r)
-	} else if flash.Kind == "error" {
-		status = http.StatusBadRequest
 	}
 	since, until := c.statsRange(defaultStatsDays)
 	st, err := c.Store.UsageStats(ctx, a.ID, since, until)
@@ -170,6 +178,12 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.S
 			CreatedAt: t.CreatedAt, PaidAt: t.PaidAt}
 		if t.Status == store.TopUpPaid {
 			row.Amount = t.Credited
+		}
+		switch {
+		case t.Reversed > 0 && t.Reversed >= t.Credited:
+			row.Status = "refunded"
+		case t.Reversed > 0:
+			row.Status = "partly refunded"
 		}
 		v.TopUps = append(v.TopUps, row)
 	}
@@ -264,7 +278,7 @@ func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.
 func (c *Console) topUpForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	_, url, e := c.startTopUp(r, a, r.PostFormValue("amount"), r.PostFormValue("method"))
 	if e != nil {
-		c.overviewPage(w, r, s, a, errFlash(e))
+		c.overviewPageStatus(w, r, s, a, errFlash(e), e.Status)
 		return
 	}
 	http.Redirect(w, r, url, http.StatusSeeOther)

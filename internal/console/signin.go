@@ -21,7 +21,7 @@ func (c *Console) redirectURL(r *http.Request, name string) string {
 	return c.base(r) + "/console/callback/" + name
 }
 
-// login starts a sign-in: the flow goes into the signed cookie, the
+// login starts a sign-in: the flow goes into the sealed cookie, the
 // browser to the provider.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
@@ -49,16 +49,20 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	payload, err := json.Marshal(flowCookie{Flow: flow, Link: link})
+	var sealed string
+	if err == nil {
+		sealed, err = c.seal(payload)
+	}
 	if err != nil {
 		fail(w, apierr.Internal(err))
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: FlowCookie, Value: c.sign(payload), Path: flowPath,
+	http.SetCookie(w, &http.Cookie{Name: FlowCookie, Value: sealed, Path: flowPath,
 		MaxAge: int(identity.FlowTTL / time.Second), HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, authURL, http.StatusFound)
 }
 
-// flowCookie is the signed flow cookie's content: the provider's flow and,
+// flowCookie is the sealed flow cookie's content: the provider's flow and,
 // when the sign-in links an identity, the asking session's id.
 type flowCookie struct {
 	identity.Flow
@@ -121,7 +125,7 @@ func (c *Console) callback(w http.ResponseWriter, r *http.Request) {
 		refuse("no flow cookie", err)
 		return
 	}
-	payload, err := c.verify(ck.Value)
+	payload, err := c.open(ck.Value)
 	if err != nil {
 		refuse("bad flow cookie", err)
 		return

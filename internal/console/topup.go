@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -39,6 +40,7 @@ const (
 	CodeInvalidCode   = "invalid_code"
 	CodeCodeUsed      = "code_already_used"
 	CodeTopUpOff      = "topups_disabled"
+	CodeTooManyTopUps = "too_many_topups"
 )
 
 type topUpJSON struct {
@@ -47,6 +49,7 @@ type topUpJSON struct {
 	Bonus       string     `json:"bonus"`
 	Method      string     `json:"method"`
 	Status      string     `json:"status"`
+	Reversed    string     `json:"reversed"` // taken back after a refund or a dispute, bonus included
 	CreatedAt   time.Time  `json:"created_at"`
 	PaidAt      *time.Time `json:"paid_at"`
 	CheckoutURL string     `json:"checkout_url,omitempty"` // only in the answer to its creation
@@ -54,7 +57,7 @@ type topUpJSON struct {
 
 func topUpOf(t store.TopUp) topUpJSON {
 	j := topUpJSON{ID: t.ID, Amount: t.Amount.String(), Bonus: t.Bonus.String(), Method: t.Method,
-		Status: string(t.Status), CreatedAt: t.CreatedAt.UTC()}
+		Status: string(t.Status), Reversed: (t.Reversed + t.BonusReversed).String(), CreatedAt: t.CreatedAt.UTC()}
 	if t.Status == store.TopUpPaid {
 		j.Amount = t.Credited.String()
 		if !t.PaidAt.IsZero() {
@@ -110,12 +113,24 @@ func (c *Console) startTopUp(r *http.Request, a store.Account, amount, method st
 	if errors.Is(err, payment.ErrAmount) {
 		return store.TopUp{}, "", c.badAmount()
 	}
+	if errors.Is(err, payment.ErrTooManyTopUps) {
+		c.log().WarnContext(r.Context(), "console: top-up refused", "account", a.Name, "err", err)
+		return store.TopUp{}, "", tooManyTopUps()
+	}
 	if err != nil {
 		c.log().ErrorContext(r.Context(), "console: checkout", "account", a.Name, "err", err)
 		return store.TopUp{}, "", &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
 			Message: "The payment provider did not answer; try again in a minute.", Err: err}
 	}
 	return t, url, nil
+}
+
+// tooManyTopUps is the refusal of a top-up past the limits: no checkout
+// was started.
+func tooManyTopUps() *apierr.Error {
+	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: CodeTooManyTopUps,
+		Message: fmt.Sprintf("Too many top-ups started: an account may have %d checkouts open and start %d an hour. "+
+			"Finish or cancel an open checkout, or try again later.", payment.MaxOpenTopUps, payment.MaxTopUpsPerHour)}
 }
 
 func (c *Console) createTopUp(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {

@@ -76,7 +76,7 @@ type Options struct {
 	Key    []byte        // HMAC key, at least 32 bytes (see LoadKey)
 	TTL    time.Duration // URL lifetime; 0 means DefaultTTL
 	// PublicURL is the scheme://host[/prefix] clients reach the gateway
-	// at; "" derives it from each request (Host, X-Forwarded-Proto).
+	// at; "" takes the base the caller passes to URL.
 	PublicURL string
 	Now       func() time.Time // nil: time.Now
 }

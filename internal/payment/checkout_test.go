@@ -3,8 +3,10 @@ package payment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
@@ -57,6 +59,7 @@ func TestCheckoutRequestShape(t *testing.T) {
 				"metadata[topup_id]":                            top.ID,
 				"success_url":                                   successURL,
 				"cancel_url":                                    cancelURL,
+				"expires_at":                                    fmt.Sprint(fixed.Add(CheckoutTTL).Unix()),
 			}
 			for k, v := range want {
 				if got := form.Get(k); got != v {
@@ -126,7 +129,7 @@ func TestCheckoutRefuses(t *testing.T) {
 // failingCreate is a store whose CreateTopUp fails.
 type failingCreate struct{ Store }
 
-func (failingCreate) CreateTopUp(context.Context, store.TopUp) error {
+func (failingCreate) CreateTopUp(context.Context, store.TopUp, store.TopUpLimits) error {
 	return errors.New("disk full")
 }
 
@@ -139,6 +142,116 @@ func TestCheckoutExpiresSessionItCouldNotStore(t *testing.T) {
 	creates, expired := f.recorded()
 	if len(creates) != 1 || len(expired) != 1 || expired[0] != "cs_test_1" {
 		t.Errorf("creates %d, expired %v; want the one session expired", len(creates), expired)
+	}
+}
+
+// An account has at most MaxOpenTopUps checkouts open and starts at most
+// MaxTopUpsPerHour an hour; past either, Checkout refuses before Stripe is
+// called. The counts come from the store.
+func TestCheckoutLimits(t *testing.T) {
+	ctx := testCtx(t)
+	st := testStore(t)
+	if err := st.CreateAccount(ctx, store.Account{ID: "acct_bob", Name: "bob", CreatedAt: fixed}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeStripe(t)
+	s := newStripe(t, st, f.URL)
+	now := fixed
+	s.Now = func() time.Time { return now }
+	checkout := func(acct string) (store.TopUp, error) {
+		top, _, err := s.Checkout(ctx, acct, money.Unit, MethodCard, successURL, cancelURL)
+		return top, err
+	}
+	creates := func() int { c, _ := f.recorded(); return len(c) }
+	var open []store.TopUp
+	for i := range MaxOpenTopUps {
+		top, err := checkout(testAcct)
+		if err != nil {
+			t.Fatalf("checkout %d: %v", i+1, err)
+		}
+		open = append(open, top)
+		now = now.Add(time.Minute)
+	}
+	steps := []struct {
+		name    string
+		before  func()
+		acct    string
+		wantErr error
+	}{
+		{"sixth open", nil, testAcct, ErrTooManyTopUps},
+		{"another account", nil, "acct_bob", nil},
+		{"one expired", func() { endTopUp(t, st, open[0], store.TopUpExpired, now) }, testAcct, nil},
+		{"open again", nil, testAcct, ErrTooManyTopUps},
+		{"paid and failed ones do not count as open", func() {
+			payTopUp(t, st, open[1], now)
+			endTopUp(t, st, open[2], store.TopUpFailed, now)
+			endTopUp(t, st, open[3], store.TopUpExpired, now)
+			endTopUp(t, st, open[4], store.TopUpExpired, now)
+		}, testAcct, nil},
+		{"eighth", nil, testAcct, nil},
+		{"ninth", nil, testAcct, nil},
+		{"tenth", nil, testAcct, nil},
+		{"eleventh in the hour", nil, testAcct, ErrTooManyTopUps},
+		{"an hour later", func() { now = now.Add(time.Hour + time.Second) }, testAcct, nil},
+	}
+	for _, st := range steps {
+		if st.before != nil {
+			st.before()
+		}
+		before := creates()
+		_, err := checkout(st.acct)
+		if !errors.Is(err, st.wantErr) {
+			t.Fatalf("%s: %v, want %v", st.name, err, st.wantErr)
+		}
+		if made := creates() - before; (st.wantErr == nil) != (made == 1) {
+			t.Fatalf("%s: %d sessions created", st.name, made)
+		}
+	}
+	if _, expired := f.recorded(); len(expired) != 0 {
+		t.Errorf("sessions expired: %v", expired)
+	}
+}
+
+// A checkout that loses the race for the last slot (the count before
+// Stripe said yes; the store's atomic count says no) expires the session
+// it made, and stores nothing.
+type staleLimits struct{ Store }
+
+func (staleLimits) CheckTopUpLimits(context.Context, string, store.TopUpLimits) error { return nil }
+
+func TestCheckoutLimitRace(t *testing.T) {
+	ctx := testCtx(t)
+	st := testStore(t)
+	for i := range MaxOpenTopUps {
+		if err := st.CreateTopUp(ctx, store.TopUp{ID: fmt.Sprintf("top_%d", i), AccountID: testAcct, Amount: money.Unit,
+			Provider: Provider, ExternalID: fmt.Sprintf("cs_earlier_%d", i), CreatedAt: fixed}, store.TopUpLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFakeStripe(t)
+	s := newStripe(t, staleLimits{st}, f.URL)
+	if _, _, err := s.Checkout(ctx, testAcct, money.Unit, MethodCard, successURL, cancelURL); !errors.Is(err, ErrTooManyTopUps) {
+		t.Fatalf("Checkout: %v, want ErrTooManyTopUps", err)
+	}
+	if creates, expired := f.recorded(); len(creates) != 1 || len(expired) != 1 || expired[0] != "cs_test_1" {
+		t.Errorf("creates %d, expired %v; want the session expired", len(creates), expired)
+	}
+	if tops, _ := st.ListTopUps(ctx, testAcct); len(tops) != MaxOpenTopUps {
+		t.Errorf("%d top-ups stored, want %d", len(tops), MaxOpenTopUps)
+	}
+}
+
+func endTopUp(t *testing.T, st Store, top store.TopUp, status store.TopUpStatus, at time.Time) {
+	t.Helper()
+	if err := st.EndTopUp(testCtx(t), Provider, top.ExternalID, status, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func payTopUp(t *testing.T, st Store, top store.TopUp, at time.Time) {
+	t.Helper()
+	if _, _, err := st.PayTopUp(testCtx(t), Provider, top.ExternalID, "pi_"+top.ID, top.Amount, store.BonusRule{}, at); err != nil {
+		t.Fatal(err)
 	}
 }
 

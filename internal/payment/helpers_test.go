@@ -213,6 +213,7 @@ func fileExists(p string) bool {
 // event is a Checkout Session webhook event as Stripe sends it.
 type event struct {
 	id, typ, session, paymentStatus, currency string
+	paymentIntent                             string // "": null
 	amountTotal                               int64
 	metadata                                  map[string]string
 }
@@ -222,13 +223,17 @@ func (e event) payload() []byte {
 	if cur == "" {
 		cur = "usd"
 	}
+	var pi any
+	if e.paymentIntent != "" {
+		pi = e.paymentIntent
+	}
 	b, err := json.Marshal(map[string]any{
 		"id": e.id, "object": "event", "api_version": "2025-06-30.basil", "type": e.typ,
 		"created": fixed.Unix(), "livemode": false,
 		"data": map[string]any{"object": map[string]any{
 			"id": e.session, "object": "checkout.session", "mode": "payment",
 			"payment_status": e.paymentStatus, "amount_total": e.amountTotal, "currency": cur,
-			"client_reference_id": testAcct, "metadata": e.metadata,
+			"client_reference_id": testAcct, "metadata": e.metadata, "payment_intent": pi,
 		}},
 	})
 	if err != nil {

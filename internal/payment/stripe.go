@@ -1,6 +1,6 @@
 // Package payment brings money into accounts: top-ups paid through Stripe
 // Checkout (card or Alipay), credited only from Stripe's signed webhook
-// events.
+// events, and taken back when Stripe says the payer got the money back.
 //
 // The rules, in one place:
 //   - the amount credited is the Checkout Session's amount_total from a
@@ -9,6 +9,12 @@
 //     metadata: a session the gateway did not create credits nothing;
 //   - each top-up is credited once whatever events arrive, in whatever
 //     order (store.Console.PayTopUp guarantees it in one transaction);
+//   - a refund (charge.refunded) or a dispute (charge.dispute.created)
+//     takes back the same share of the top-up and of its bonus, matched
+//     through the session's payment_intent, once whatever events arrive
+//     (store.Console.ReverseTopUp);
+//   - an account may have at most MaxOpenTopUps checkouts open and start
+//     MaxTopUpsPerHour an hour, counted in the store;
 //   - no global state: each Stripe has its own stripe-go client.
 package payment
 
@@ -52,6 +58,10 @@ var (
 	// ErrAmount means an amount is not positive or not a whole number of
 	// the currency's minor units (HTTP 400 for the console).
 	ErrAmount = errors.New("amount not payable")
+	// ErrTooManyTopUps means the account has MaxOpenTopUps checkouts
+	// open or started MaxTopUpsPerHour in the last hour; no session was
+	// created (HTTP 429 for the console).
+	ErrTooManyTopUps = errors.New("too many top-ups started")
 	// ErrSignature means a webhook's Stripe-Signature did not verify (bad
 	// or missing header, wrong secret, tampered body, timestamp outside
 	// the tolerance) or its body is not an event; nothing was changed
@@ -59,10 +69,24 @@ var (
 	ErrSignature = errors.New("webhook signature not verified")
 )
 
+// The top-up limits per account.
+const (
+	// MaxOpenTopUps bounds the checkouts an account has open at once.
+	MaxOpenTopUps = 5
+	// MaxTopUpsPerHour bounds the checkouts an account starts in an hour.
+	MaxTopUpsPerHour = 10
+	// CheckoutTTL is how long a Checkout Session can be paid (Stripe takes
+	// 30 minutes to 24 hours); a pending top-up older than this no longer
+	// counts as open, even if the expiry event is late.
+	CheckoutTTL = time.Hour
+)
+
 // Store is what Stripe needs of store.Console.
 type Store interface {
-	CreateTopUp(ctx context.Context, t store.TopUp) error
-	PayTopUp(ctx context.Context, provider, externalID string, amount money.Micros, rule store.BonusRule, at time.Time) (store.TopUp, bool, error)
+	CreateTopUp(ctx context.Context, t store.TopUp, lim store.TopUpLimits) error
+	CheckTopUpLimits(ctx context.Context, accountID string, lim store.TopUpLimits) error
+	PayTopUp(ctx context.Context, provider, externalID, paymentRef string, amount money.Micros, rule store.BonusRule, at time.Time) (store.TopUp, bool, error)
+	ReverseTopUp(ctx context.Context, r store.TopUpReversal, at time.Time) (store.TopUp, money.Micros, error)
 	EndTopUp(ctx context.Context, provider, externalID string, status store.TopUpStatus, at time.Time) error
 	RecordEvent(ctx context.Context, provider, eventID string, at time.Time) (bool, error)
 }
@@ -81,8 +105,9 @@ type Stripe struct {
 	Now           func() time.Time // nil: time.Now
 	Log           *slog.Logger     // nil: slog.Default()
 	Bonus         store.BonusRule
-	// OnCredit, when set, is told of every credited top-up (the gateway
-	// re-reads the account's balance at once instead of within a second).
+	// OnCredit, when set, is told of every balance change a webhook makes
+	// (a top-up credited, or taken back): the gateway re-reads the
+	// account's balance at once instead of within a second.
 	OnCredit func(accountID string)
 	// HTTPClient is the client for Stripe's API; nil: stripe-go's default
 	// (80 s timeout).
@@ -161,7 +186,10 @@ func (s *Stripe) api() *stripe.Client {
 // the balance moves only when HandleWebhook gets the signed event.
 //
 // ErrMethod: method not configured; ErrAmount: amount not payable in the
-// currency. Other errors are Stripe's or the store's (HTTP 502/500).
+// currency; ErrTooManyTopUps: the account is at a top-up limit (checked
+// before Stripe is called, and again, atomically, when the top-up is
+// stored: a session that loses that race is expired). Other errors are
+// Stripe's or the store's (HTTP 502/500).
 func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Micros, method, successURL, cancelURL string) (store.TopUp, string, error) {
 	if !slices.Contains(s.Methods, method) || (method != MethodCard && method != MethodAlipay) {
 		return store.TopUp{}, "", fmt.Errorf("%w: %q (have %s)", ErrMethod, method, strings.Join(s.Methods, ", "))
@@ -172,6 +200,11 @@ func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Mi
 	}
 	if accountID == "" {
 		return store.TopUp{}, "", errors.New("stripe checkout: no account")
+	}
+	now := s.now()
+	lim := limits(now)
+	if err := s.Store.CheckTopUpLimits(ctx, accountID, lim); err != nil {
+		return store.TopUp{}, "", tooMany(err)
 	}
 	id, err := newID()
 	if err != nil {
@@ -193,6 +226,7 @@ func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Mi
 		ClientReferenceID:  stripe.String(accountID),
 		SuccessURL:         stripe.String(successURL),
 		CancelURL:          stripe.String(cancelURL),
+		ExpiresAt:          stripe.Int64(now.Add(CheckoutTTL).Unix()),
 	}
 	params.AddMetadata("account_id", accountID)
 	params.AddMetadata("topup_id", id)
@@ -214,9 +248,9 @@ func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Mi
 		Status:     store.TopUpPending,
 		Provider:   Provider,
 		ExternalID: sess.ID,
-		CreatedAt:  s.now(),
+		CreatedAt:  now,
 	}
-	if err := s.Store.CreateTopUp(ctx, t); err != nil {
+	if err := s.Store.CreateTopUp(ctx, t, lim); err != nil {
 		// A session nobody can match would take money and credit nothing:
 		// close it so it cannot be paid.
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -225,11 +259,28 @@ func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Mi
 			s.log().Error("stripe: top-up not stored and its session not expired",
 				"topup", id, "session", sess.ID, "account", accountID, "err", xerr)
 		}
+		if errors.Is(err, store.ErrLimit) {
+			return store.TopUp{}, "", tooMany(err)
+		}
 		return store.TopUp{}, "", fmt.Errorf("stripe checkout: store top-up: %w", err)
 	}
 	s.log().Info("stripe: checkout started", "topup", id, "session", sess.ID, "account", accountID,
 		"amount", amount.String(), "method", method)
 	return t, sess.URL, nil
+}
+
+// limits are the top-up limits at now.
+func limits(now time.Time) store.TopUpLimits {
+	return store.TopUpLimits{MaxOpen: MaxOpenTopUps, OpenSince: now.Add(-CheckoutTTL),
+		MaxRecent: MaxTopUpsPerHour, RecentSince: now.Add(-time.Hour)}
+}
+
+// tooMany turns the store's ErrLimit into ErrTooManyTopUps.
+func tooMany(err error) error {
+	if errors.Is(err, store.ErrLimit) {
+		return fmt.Errorf("%w: %w", ErrTooManyTopUps, err)
+	}
+	return fmt.Errorf("stripe checkout: count top-ups: %w", err)
 }
 
 // HandleWebhook verifies and applies one Stripe webhook delivery: payload
@@ -242,9 +293,10 @@ func (s *Stripe) Checkout(ctx context.Context, accountID string, amount money.Mi
 // which retrying would not fix.
 func (s *Stripe) HandleWebhook(ctx context.Context, payload []byte, signatureHeader string) error {
 	ev, err := webhook.ConstructEventWithOptions(payload, signatureHeader, s.WebhookSecret, webhook.ConstructEventOptions{
-		// Only long-stable fields are read (id, type and the session's id,
-		// payment_status, amount_total, currency), so an endpoint on
-		// another API version than stripe-go's still works.
+		// Only long-stable fields are read (id, type; the session's id,
+		// payment_status, amount_total, currency and payment_intent; the
+		// charge's and dispute's amounts, currency and payment_intent), so
+		// an endpoint on another API version than stripe-go's still works.
 		IgnoreAPIVersionMismatch: true,
 	})
 	if err != nil {
@@ -278,6 +330,10 @@ func (s *Stripe) apply(ctx context.Context, ev stripe.Event, log *slog.Logger) e
 		stripe.EventTypeCheckoutSessionAsyncPaymentSucceeded,
 		stripe.EventTypeCheckoutSessionAsyncPaymentFailed,
 		stripe.EventTypeCheckoutSessionExpired:
+	case stripe.EventTypeChargeRefunded:
+		return s.refunded(ctx, ev, log)
+	case stripe.EventTypeChargeDisputeCreated:
+		return s.disputed(ctx, ev, log)
 	default:
 		log.Debug("stripe: event ignored")
 		return nil
@@ -318,7 +374,11 @@ func (s *Stripe) pay(ctx context.Context, sess stripe.CheckoutSession, log *slog
 		log.Error("stripe: paid session with an unusable amount; not credited", "amount_total", sess.AmountTotal, "err", err)
 		return nil
 	}
-	t, credited, err := s.Store.PayTopUp(ctx, Provider, sess.ID, amount, s.Bonus, s.now())
+	var payment string
+	if sess.PaymentIntent != nil {
+		payment = sess.PaymentIntent.ID
+	}
+	t, credited, err := s.Store.PayTopUp(ctx, Provider, sess.ID, payment, amount, s.Bonus, s.now())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		log.Warn("stripe: payment for a session this gateway did not create; nothing credited",
@@ -331,15 +391,21 @@ func (s *Stripe) pay(ctx context.Context, sess stripe.CheckoutSession, log *slog
 	case err != nil:
 		return fmt.Errorf("stripe webhook: pay session %s: %w", sess.ID, err)
 	case !credited:
-		log.Debug("stripe: top-up was paid before; nothing changed", "topup", t.ID)
+		log.Debug("stripe: top-up was paid before; nothing credited", "topup", t.ID)
+		s.changed(t.AccountID) // a payment learnt late may have taken back a refund
 		return nil
 	}
-	log.Info("stripe: top-up credited", "topup", t.ID, "account", t.AccountID,
-		"credited", t.Credited.String(), "bonus", t.Bonus.String())
-	if s.OnCredit != nil {
-		s.OnCredit(t.AccountID)
-	}
+	log.Info("stripe: top-up credited", "topup", t.ID, "account", t.AccountID, "payment_intent", t.PaymentRef,
+		"credited", t.Credited.String(), "bonus", t.Bonus.String(), "taken_back", (t.Reversed + t.BonusReversed).String())
+	s.changed(t.AccountID)
 	return nil
+}
+
+// changed tells OnCredit that a webhook moved the account's balance.
+func (s *Stripe) changed(accountID string) {
+	if s.OnCredit != nil {
+		s.OnCredit(accountID)
+	}
 }
 
 func (s *Stripe) end(ctx context.Context, sess stripe.CheckoutSession, status store.TopUpStatus, log *slog.Logger) error {

@@ -66,9 +66,52 @@ type TopUp struct {
 	// ExternalID is the provider's id (the Checkout Session id), unique per
 	// provider: events are matched by it, never by metadata.
 	ExternalID string
-	CreatedAt  time.Time
-	PaidAt     time.Time // zero unless paid
-	EndedAt    time.Time // when it became final
+	// PaymentRef is the provider's id of the payment itself (Stripe's
+	// PaymentIntent), stored when the top-up is paid and unique per
+	// provider: refunds and disputes name the payment, not the session.
+	PaymentRef string
+	// Reversed is the part of Credited taken back from the account because
+	// the payer got it back (refunds, disputes); BonusReversed the same
+	// share of Bonus, taken back with it.
+	Reversed      money.Micros
+	BonusReversed money.Micros
+	CreatedAt     time.Time
+	PaidAt        time.Time // zero unless paid
+	EndedAt       time.Time // when it became final
+}
+
+// TopUpLimits bound the top-ups one account may start. They are counted
+// in the store, so replicas sharing it share them.
+type TopUpLimits struct {
+	// MaxOpen bounds the pending top-ups created at or after OpenSince
+	// (older ones are past their checkout's expiry); 0: no bound.
+	MaxOpen   int
+	OpenSince time.Time
+	// MaxRecent bounds the top-ups created at or after RecentSince,
+	// whatever became of them; 0: no bound.
+	MaxRecent   int
+	RecentSince time.Time
+}
+
+// ReversalKind says why a payment provider took money back from a paid
+// top-up.
+type ReversalKind string
+
+// The kinds of reversals.
+const (
+	ReversalRefund  ReversalKind = "refund"  // the operator refunded (part of) the payment
+	ReversalDispute ReversalKind = "dispute" // the payer disputed it with their bank (a chargeback)
+)
+
+// TopUpReversal is money a payment provider reports taken back from a
+// payment: Total is its running total of Kind for the payment (a charge's
+// amount_refunded, which grows with each partial refund; a dispute's
+// amount), in the account's currency.
+type TopUpReversal struct {
+	Provider   string
+	PaymentRef string
+	Kind       ReversalKind
+	Total      money.Micros
 }
 
 // BonusRule is the first-top-up bonus: min(amount × PercentPPM / 10^6,
@@ -131,22 +174,44 @@ type Console interface {
 	// returns how many.
 	PurgeSessions(ctx context.Context, before time.Time) (int, error)
 
-	// CreateTopUp stores a pending top-up; ErrConflict on a taken ID or
-	// (Provider, ExternalID).
-	CreateTopUp(ctx context.Context, t TopUp) error
 	// TopUpByExternalID finds a top-up by its provider's id; ErrNotFound.
 	TopUpByExternalID(ctx context.Context, provider, externalID string) (TopUp, error)
 	// ListTopUps lists an account's top-ups, newest first.
 	ListTopUps(ctx context.Context, accountID string) ([]TopUp, error)
+	// CreateTopUp stores a pending top-up unless the account is at one of
+	// the limits (counted in the same transaction, so racing calls cannot
+	// pass them together): then ErrLimit, and nothing is stored.
+	// ErrConflict on a taken ID or (Provider, ExternalID).
+	CreateTopUp(ctx context.Context, t TopUp, lim TopUpLimits) error
+	// CheckTopUpLimits reports ErrLimit when the account could not start a
+	// top-up now (CreateTopUp would refuse it), so a caller can refuse
+	// before asking the provider for a checkout.
+	CheckTopUpLimits(ctx context.Context, accountID string, lim TopUpLimits) error
 	// PayTopUp marks the top-up (provider, externalID) paid with credited
-	// (the provider's amount) and, in the same transaction, posts a topup
+	// (the provider's amount) and paymentRef (the provider's payment id,
+	// "" when unknown) and, in the same transaction, posts a topup
 	// ledger entry (Ref "topup:"+ID) and, when it is the account's first
 	// paid top-up, the bonus by rule (kind bonus, Ref
 	// "first-topup-bonus:"+accountID, so two racing webhooks cannot both
-	// get it). credited is false, and nothing changes, when the top-up was
-	// paid before (a repeated event). ErrNotFound for an unknown
-	// externalID; ErrConflict when it ended as failed or expired.
-	PayTopUp(ctx context.Context, provider, externalID string, amount money.Micros, rule BonusRule, at time.Time) (t TopUp, credited bool, err error)
+	// get it), then applies the reversals already recorded for the payment
+	// (see ReverseTopUp). credited is false when the top-up was paid before
+	// (a repeated event); then only a payment ref it lacked is filled in.
+	// ErrNotFound for an unknown externalID; ErrConflict when it ended as
+	// failed or expired.
+	PayTopUp(ctx context.Context, provider, externalID, paymentRef string, amount money.Micros, rule BonusRule, at time.Time) (t TopUp, credited bool, err error)
+	// ReverseTopUp records r and takes back from the paid top-up of
+	// r.PaymentRef what it newly covers, in one transaction: of the sum of
+	// the payment's reversal totals (each kind's highest reported, so
+	// repeated and out-of-order events change nothing) at most Credited,
+	// less what was taken before, as a topup ledger entry with a negative
+	// amount, and the same share of the bonus as a bonus entry (Refs
+	// "topup-reversal:"+ID+":"+total and "topup-reversal-bonus:"+ID+":"+
+	// total, total being the new Reversed in micro-units). A balance may go
+	// below zero this way. It returns the top-up after and what was taken
+	// from the balance now (0: nothing new). ErrNotFound when no paid
+	// top-up has the payment yet: the reversal is kept, and PayTopUp
+	// applies it when the payment's top-up is paid.
+	ReverseTopUp(ctx context.Context, r TopUpReversal, at time.Time) (t TopUp, debited money.Micros, err error)
 	// EndTopUp marks a pending top-up failed or expired; a final one is
 	// left as it is. ErrNotFound for an unknown externalID.
 	EndTopUp(ctx context.Context, provider, externalID string, status TopUpStatus, at time.Time) error

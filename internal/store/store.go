@@ -21,6 +21,9 @@ var (
 	ErrConflict = errors.New("already exists")
 	// ErrAmbiguous means an ID-or-prefix lookup matched more than one row.
 	ErrAmbiguous = errors.New("ambiguous: matches more than one")
+	// ErrLimit means a bound on how many of something may exist was
+	// reached (top-ups an account may start); nothing was stored.
+	ErrLimit = errors.New("limit reached")
 )
 
 // Account owns keys and a prepaid balance.

@@ -58,6 +58,10 @@ type Handler struct {
 	// (nil: such requests fail; b64_json still works).
 	Images *imagestore.Store
 
+	// Origin is the base of the image and video links the handler makes;
+	// never the request's Host (the zero Origin: the listener's address).
+	Origin server.Origin
+
 	// Refused counts the requests that end without an authenticated
 	// account, by error code (nil: they are not counted).
 	Refused Refusals

@@ -15,7 +15,6 @@ import (
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
-	"github.com/modelgate/modelgate/internal/server"
 )
 
 // imageItem is one element of ImagesResponse.data.
@@ -69,12 +68,8 @@ func (h *Handler) storeImage(ctx context.Context, r *http.Request, b64 string) (
 	if err != nil {
 		return "", apierr.Internal(err)
 	}
-	return h.Images.URL(publicBase(r), name), nil
+	return h.Images.URL(h.Origin.Base(r), name), nil
 }
-
-// publicBase is scheme://host as the client reached the gateway (see
-// server.PublicBase).
-func publicBase(r *http.Request) string { return server.PublicBase(r) }
 
 // imagesJSON is the ImagesResponse body: created, data, then the vendor's
 // other members in a stable order.

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -111,23 +110,5 @@ func TestImagesJSON(t *testing.T) {
 	want := `{"created":7,"data":[{"url":"https://x/a.png","revised_prompt":"r"},{"b64_json":"QQ=="}],"background":"opaque","usage":{"total_tokens":3}}`
 	if err != nil || string(b) != want {
 		t.Fatalf("got %s\nwant %s", b, want)
-	}
-}
-
-func TestPublicBase(t *testing.T) {
-	for _, tc := range []struct{ host, proto, want string }{
-		{"gw:8080", "", "http://gw:8080"},
-		{"gw", "https", "https://gw"},
-		{"gw", "HTTPS, http", "https://gw"},
-		{"gw", "gopher", "http://gw"},
-	} {
-		r := httptest.NewRequest("POST", "/v1/images/generations", nil)
-		r.Host = tc.host
-		if tc.proto != "" {
-			r.Header.Set("X-Forwarded-Proto", tc.proto)
-		}
-		if got := publicBase(r); got != tc.want {
-			t.Errorf("%+v: %s", tc, got)
-		}
 	}
 }

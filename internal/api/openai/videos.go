@@ -429,7 +429,7 @@ func (h *Handler) videoURL(r *http.Request, t store.VideoTask) string {
 		return ""
 	}
 	path := "/v1/videos/generations/" + t.ID + "/content"
-	return strings.TrimRight(h.Videos.Links.PublicBase(publicBase(r)), "/") + path + "?" + h.Videos.Links.SignPath(path, t.ExpiresAt)
+	return strings.TrimRight(h.Videos.Links.PublicBase(h.Origin.Base(r)), "/") + path + "?" + h.Videos.Links.SignPath(path, t.ExpiresAt)
 }
 
 // videoError maps the video service's errors.

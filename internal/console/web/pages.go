@@ -22,7 +22,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // PageNames lists the pages Render knows, in the order of views.go.
-var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "error"}
+var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "adminlink", "error"}
 
 // Pages holds the parsed templates, one set per page.
 type Pages struct {
@@ -53,9 +53,9 @@ func New() (*Pages, error) {
 }
 
 // Render writes the page name with status. data is the page's view model
-// (SignIn, Overview, Keys, Usage, Stats, Admin or ErrorPage). The page is
-// rendered into a buffer first, so a template error becomes a plain 500
-// rather than half a page.
+// (SignIn, Overview, Keys, Usage, Stats, Admin, AdminLink or ErrorPage).
+// The page is rendered into a buffer first, so a template error becomes a
+// plain 500 rather than half a page.
 func (p *Pages) Render(w http.ResponseWriter, status int, name string, data any) {
 	set := p.sets[name]
 	if set == nil {

@@ -130,6 +130,12 @@ func checkPage(t *testing.T, slug, body string, doc *html.Node) {
 			if method != "post" {
 				t.Errorf("%s: form %s has method %q", slug, action, method)
 			}
+			if action == "/console/admin-link" { // no session yet: the link's token authenticates it
+				if len(find(n, func(c *html.Node) bool { name, _ := attr(c, "name"); return c.Data == "input" && name == "token" })) != 1 {
+					t.Errorf("%s: the admin link form carries no token", slug)
+				}
+				return
+			}
 			tokens := find(n, func(c *html.Node) bool {
 				name, _ := attr(c, "name")
 				typ, _ := attr(c, "type")
@@ -178,10 +184,11 @@ func TestRenderEveryPage(t *testing.T) {
 		"stats-empty":          {"No usage in this period", "No model was used in this period."},
 		"error":                {"Not found", "another account", `href="/console/"`, "Error 404"},
 		"error-signedin":       {"Not found", `action="/console/logout"`},
+		"adminlink":            {`action="/console/admin-link"`, `name="token" value="tok_abc-123"`, "Sign in as admin"},
 		"admin-providers":      {`href="/console/admin?section=models"`, `action="/console/admin/providers/openai/test"`, "overloaded_error", "1,234 ms", "badge-warn"},
 		"admin-models":         {"$0.15 / $0.60 per 1M tokens", "embedding"},
 		"admin-groups":         {"text-embedding-*"},
-		"admin-accounts":       {`action="/console/admin/accounts/a1/adjust"`, `name="reason"`, `action="/console/admin/accounts/a1/disable"`, `action="/console/admin/accounts/a2/enable"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;"},
+		"admin-accounts":       {`action="/console/admin/accounts/a1/adjust"`, `name="reason"`, `action="/console/admin/accounts/a1/disable"`, `action="/console/admin/accounts/a2/enable"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;", `action="/console/admin/accounts/a1/revoke-admin"`, "by console.admins <code>github:4242</code>"},
 		"admin-codes":          {`action="/console/admin/codes"`, `name="batch"`, `name="count"`, `name="amount"`, `name="expires"`, "MG-3LMN-P0QA-1RTY", `data-copy="new-codes"`, "37 / 100"},
 		"admin-errors":         {"rate_limited", "429"},
 		"admin-accounts-empty": {"No accounts yet."},

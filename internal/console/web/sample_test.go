@@ -186,6 +186,7 @@ func sampleAdmin(section string, empty bool) Admin {
 	a.Accounts = []AdminAccount{
 		{ID: "a1", Name: "github:octocat", Balance: usd(42.5), Spent: usd(312.75), Keys: 4, Admin: true, CreatedAt: sampleNow.AddDate(-1, 0, 0)},
 		{ID: "a2", Name: xssName, Balance: usd(-0.25), Spent: usd(9), Keys: 1, Disabled: true, CreatedAt: sampleNow.AddDate(0, -1, 0)},
+		{ID: "a3", Name: "github:hubot", Balance: usd(1), Keys: 0, AdminBy: "github:4242", CreatedAt: sampleNow.AddDate(0, 0, -2)},
 	}
 	a.Batches = []CodeBatch{
 		{Batch: "launch-promo", Amount: usd(5), Count: 100, Redeemed: 37, CreatedAt: sampleNow.AddDate(0, 0, -3), ExpiresAt: sampleNow.AddDate(0, 1, 0)},
@@ -227,6 +228,7 @@ func samplePages() []samplePage {
 		{"usage-empty", "usage", sampleUsage(true)},
 		{"stats", "stats", sampleStats(false)},
 		{"stats-empty", "stats", sampleStats(true)},
+		{"adminlink", "adminlink", AdminLink{Token: "tok_abc-123"}},
 		{"error", "error", sampleError(false)},
 		{"error-signedin", "error", sampleError(true)},
 	}

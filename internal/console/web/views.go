@@ -68,7 +68,7 @@ type TopUp struct {
 	Amount    money.Micros
 	Bonus     money.Micros
 	Method    string // "card", "alipay" or "code" (a redemption)
-	Status    string // "pending", "paid", "failed", "expired"
+	Status    string // "pending", "paid", "failed", "expired", "refunded", "partly refunded"
 	CreatedAt time.Time
 	PaidAt    time.Time // zero unless paid
 }
@@ -237,13 +237,19 @@ type AdminGroup struct {
 // AdminAccount is an account row: POST /console/admin/accounts/{ID}/adjust
 // (fields amount, a signed decimal, and reason), /disable and /enable.
 type AdminAccount struct {
-	ID        string
-	Name      string
-	Balance   money.Micros
-	Spent     money.Micros
-	Keys      int
-	Disabled  bool
-	Admin     bool
+	ID       string
+	Name     string
+	Balance  money.Micros
+	Spent    money.Micros
+	Keys     int
+	Disabled bool
+	// Admin is the account's own admin flag (set by a login link); the
+	// Revoke admin button posts to /console/admin/accounts/{ID}/revoke-admin.
+	Admin bool
+	// AdminBy is the console.admins entry (provider:subject) that grants
+	// the role to one of the account's sign-ins, or "": only the
+	// configuration can take that away.
+	AdminBy   string
 	CreatedAt time.Time
 }
 
@@ -257,6 +263,14 @@ type CodeBatch struct {
 	Redeemed  int
 	CreatedAt time.Time
 	ExpiresAt time.Time // zero: never
+}
+
+// AdminLink is the confirmation page of a one-time admin sign-in link:
+// opening the link (GET, which link previews and mail scanners also do)
+// changes nothing; its form posts Token to /console/admin-link, which
+// uses the link up and signs the browser in.
+type AdminLink struct {
+	Token string
 }
 
 // ErrorPage is a full-page refusal (a 404 for another user's object, a

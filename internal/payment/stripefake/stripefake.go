@@ -20,7 +20,11 @@
 // 502 with the webhook's status and body instead of redirecting.
 //
 // Send and SendRaw deliver arbitrary events (replays, out-of-order,
-// tampered) for the tests of a webhook endpoint.
+// tampered) for the tests of a webhook endpoint. Refund and Dispute send
+// what Stripe sends when a paid session's payment is refunded
+// (charge.refunded, with the charge's running amount_refunded) or
+// disputed (charge.dispute.created); both name the payment by the
+// session's payment_intent, which a session gets when it is paid.
 //
 // It is an ordinary package (not a _test file) so tests of any package can
 // use it; it imports testing only for testing.TB.
@@ -61,7 +65,10 @@ type Session struct {
 	Status             string // open, complete or expired
 	PaymentStatus      string // unpaid or paid
 	Created            int64
+	ExpiresAt          int64 // expires_at as asked; default 24 hours after Created
 	IdempotencyKey     string
+	PaymentIntent      string // "pi_test_<n>" once paid; "" before
+	AmountRefunded     int64  // the running total of the payment's refunds
 }
 
 // object is the session as Stripe's JSON.
@@ -76,7 +83,10 @@ func (s *Session) object() map[string]any {
 		"amount_total": s.AmountTotal, "amount_subtotal": s.AmountTotal, "currency": s.Currency,
 		"payment_method_types": pmt, "metadata": md, "status": s.Status, "payment_status": s.PaymentStatus,
 		"success_url": s.SuccessURL, "cancel_url": s.CancelURL, "created": s.Created, "livemode": false,
-		"expires_at": s.Created + 24*3600,
+		"expires_at": s.ExpiresAt, "payment_intent": nil,
+	}
+	if s.PaymentIntent != "" {
+		o["payment_intent"] = s.PaymentIntent
 	}
 	if s.ClientReferenceID != "" {
 		o["client_reference_id"] = s.ClientReferenceID
@@ -107,6 +117,8 @@ type Server struct {
 	webhook  string
 	nSession int
 	nEvent   int
+	nPayment int
+	calls    int // API requests with the right key
 }
 
 // New starts a fake that accepts secretKey as the API key and signs events
@@ -152,6 +164,14 @@ func (s *Server) Sessions() []Session {
 	return out
 }
 
+// Calls is how many API requests (with the right key) the fake answered:
+// a test that a refusal reached no Stripe endpoint checks it stays put.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
 // Session returns a copy of the session id.
 func (s *Server) Session(id string) (Session, bool) {
 	for _, x := range s.Sessions() {
@@ -181,25 +201,35 @@ func SignAt(payload []byte, secret string, ts time.Time) string {
 // when not nil, may change anything in the event before it is encoded
 // (the session is Object(ev)).
 func (s *Server) Event(eventType, sessionID string, mutate func(ev map[string]any)) []byte {
-	s.mu.Lock()
-	s.nEvent++
-	n := s.nEvent
 	var obj map[string]any
+	s.mu.Lock()
 	if x, ok := s.byID[sessionID]; ok {
 		obj = x.object()
 	} else {
 		obj = map[string]any{"id": sessionID, "object": "checkout.session", "mode": "payment",
-			"status": "open", "payment_status": "unpaid", "metadata": map[string]any{}, "livemode": false}
+			"status": "open", "payment_status": "unpaid", "metadata": map[string]any{}, "livemode": false, "payment_intent": nil}
 	}
 	s.mu.Unlock()
 	switch eventType {
 	case string(stripe.EventTypeCheckoutSessionCompleted), string(stripe.EventTypeCheckoutSessionAsyncPaymentSucceeded):
 		obj["status"], obj["payment_status"] = "complete", "paid"
 		obj["url"] = nil
+		if obj["payment_intent"] == nil {
+			obj["payment_intent"] = s.paymentIntent(sessionID)
+		}
 	case string(stripe.EventTypeCheckoutSessionExpired):
 		obj["status"] = "expired"
 		obj["url"] = nil
 	}
+	return s.event(eventType, obj, mutate)
+}
+
+// event wraps obj in an event of eventType.
+func (s *Server) event(eventType string, obj map[string]any, mutate func(ev map[string]any)) []byte {
+	s.mu.Lock()
+	s.nEvent++
+	n := s.nEvent
+	s.mu.Unlock()
 	ev := map[string]any{
 		"id":               fmt.Sprintf("evt_test_%d_%d", time.Now().UnixNano(), n),
 		"object":           "event",
@@ -219,6 +249,66 @@ func (s *Server) Event(eventType, sessionID string, mutate func(ev map[string]an
 		s.t.Errorf("stripefake: encode event: %v", err)
 	}
 	return b
+}
+
+// paymentIntent is the session's PaymentIntent id, made when first asked
+// (a session gets one when it is paid).
+func (s *Server) paymentIntent(sessionID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x, ok := s.byID[sessionID]
+	if !ok {
+		s.nPayment++
+		return fmt.Sprintf("pi_test_unknown_%d", s.nPayment)
+	}
+	if x.PaymentIntent == "" {
+		s.nPayment++
+		x.PaymentIntent = fmt.Sprintf("pi_test_%d", s.nPayment)
+	}
+	return x.PaymentIntent
+}
+
+// Refund refunds amount (minor units) more of the paid session's payment
+// and delivers charge.refunded: its charge's amount_refunded is the
+// running total of the refunds, as Stripe sends it. It returns the
+// webhook's status.
+func (s *Server) Refund(sessionID string, amount int64) int {
+	pi := s.paymentIntent(sessionID)
+	s.mu.Lock()
+	var total, refunded int64
+	currency := "usd"
+	if x, ok := s.byID[sessionID]; ok {
+		x.AmountRefunded = min(x.AmountRefunded+amount, x.AmountTotal)
+		total, refunded, currency = x.AmountTotal, x.AmountRefunded, x.Currency
+	}
+	s.mu.Unlock()
+	charge := map[string]any{"id": "ch_" + strings.TrimPrefix(pi, "pi_"), "object": "charge", "amount": total,
+		"amount_captured": total, "amount_refunded": refunded, "captured": true, "currency": currency, "paid": true,
+		"payment_intent": pi, "refunded": refunded >= total, "status": "succeeded", "livemode": false,
+		"created": time.Now().Unix(), "metadata": map[string]any{}}
+	status, _ := s.deliver(s.event(string(stripe.EventTypeChargeRefunded), charge, nil), "")
+	return status
+}
+
+// Dispute opens a dispute of amount (minor units) on the paid session's
+// payment and delivers charge.dispute.created; it returns the webhook's
+// status.
+func (s *Server) Dispute(sessionID string, amount int64) int {
+	pi := s.paymentIntent(sessionID)
+	s.mu.Lock()
+	currency := "usd"
+	if x, ok := s.byID[sessionID]; ok {
+		currency = x.Currency
+	}
+	s.nEvent++
+	n := s.nEvent
+	s.mu.Unlock()
+	dispute := map[string]any{"id": fmt.Sprintf("dp_test_%d", n), "object": "dispute", "amount": amount,
+		"charge": "ch_" + strings.TrimPrefix(pi, "pi_"), "currency": currency, "payment_intent": pi, "reason": "fraudulent",
+		"status": "needs_response", "is_charge_refundable": false, "livemode": false, "created": time.Now().Unix(),
+		"metadata": map[string]any{}}
+	status, _ := s.deliver(s.event(string(stripe.EventTypeChargeDisputeCreated), dispute, nil), "")
+	return status
 }
 
 // Object is the data.object of an event map (for Send's mutate).
@@ -330,6 +420,9 @@ func (s *Server) api(h http.HandlerFunc) http.HandlerFunc {
 			stripeError(w, http.StatusBadRequest, "Invalid request body.")
 			return
 		}
+		s.mu.Lock()
+		s.calls++
+		s.mu.Unlock()
 		h(w, r)
 	}
 }
@@ -367,6 +460,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		Currency: strings.ToLower(f.Get("line_items[0][price_data][currency]")), Metadata: map[string]string{},
 		ClientReferenceID: f.Get("client_reference_id"), SuccessURL: f.Get("success_url"), CancelURL: f.Get("cancel_url"),
 		Status: "open", PaymentStatus: "unpaid", Created: time.Now().Unix(), IdempotencyKey: idem}
+	x.ExpiresAt = x.Created + 24*3600
+	if e, err := strconv.ParseInt(f.Get("expires_at"), 10, 64); err == nil {
+		if e < x.Created+30*60 || e > x.Created+24*3600 {
+			stripeError(w, http.StatusBadRequest, "The `expires_at` timestamp must be between 30 minutes and 24 hours from Checkout Session creation.")
+			return
+		}
+		x.ExpiresAt = e
+	}
 	if x.Mode == "" {
 		x.Mode = "payment"
 	}

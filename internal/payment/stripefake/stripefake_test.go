@@ -131,9 +131,51 @@ func TestConsoleStripeFake(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Data.Raw, &paid); err != nil {
 		t.Fatal(err)
 	}
-	if paid.ID != sess.ID || paid.PaymentStatus != "paid" || paid.AmountTotal != 1250 || paid.Metadata["account_id"] != "acct_1" {
+	if paid.ID != sess.ID || paid.PaymentStatus != "paid" || paid.AmountTotal != 1250 || paid.Metadata["account_id"] != "acct_1" ||
+		paid.PaymentIntent == nil || !strings.HasPrefix(paid.PaymentIntent.ID, "pi_test_") {
 		t.Fatalf("paid session: %+v", paid)
 	}
+	if got, err := client(fake.URL, key).V1CheckoutSessions.Retrieve(ctx, sess.ID, nil); err != nil || got.PaymentIntent == nil ||
+		got.PaymentIntent.ID != paid.PaymentIntent.ID {
+		t.Fatalf("retrieved paid session: %+v %v", got, err)
+	}
+
+	// Refunds carry the charge's running amount_refunded; a dispute its
+	// amount; both name the session's payment_intent.
+	calls := fake.Calls()
+	if st := fake.Refund(sess.ID, 250); st != 200 {
+		t.Fatalf("Refund: %d", st)
+	}
+	if st := fake.Refund(sess.ID, 2000); st != 200 {
+		t.Fatalf("Refund: %d", st)
+	}
+	if st := fake.Dispute(sess.ID, 1250); st != 200 {
+		t.Fatalf("Dispute: %d", st)
+	}
+	evs = rc.got()
+	var refunds []int64
+	for _, ev := range evs[1:3] {
+		var ch stripe.Charge
+		if err := json.Unmarshal(ev.Data.Raw, &ch); err != nil || ev.Type != stripe.EventTypeChargeRefunded ||
+			ch.PaymentIntent == nil || ch.PaymentIntent.ID != paid.PaymentIntent.ID || ch.Amount != 1250 || ch.Currency != "usd" {
+			t.Fatalf("refund event %s: %+v %v", ev.Type, ch, err)
+		}
+		refunds = append(refunds, ch.AmountRefunded)
+	}
+	if refunds[0] != 250 || refunds[1] != 1250 {
+		t.Errorf("amount_refunded %v, want [250 1250] (the running total, at most the amount)", refunds)
+	}
+	var dp stripe.Dispute
+	if err := json.Unmarshal(evs[3].Data.Raw, &dp); err != nil || evs[3].Type != stripe.EventTypeChargeDisputeCreated ||
+		dp.PaymentIntent == nil || dp.PaymentIntent.ID != paid.PaymentIntent.ID || dp.Amount != 1250 {
+		t.Fatalf("dispute event: %+v %v", dp, err)
+	}
+	if fake.Calls() != calls {
+		t.Errorf("events counted as API calls")
+	}
+	rc.mu.Lock()
+	rc.events = rc.events[:1]
+	rc.mu.Unlock()
 	if s, _ := fake.Session(sess.ID); s.Status != "complete" || s.PaymentStatus != "paid" {
 		t.Fatalf("fake's session after paying: %+v", s)
 	}

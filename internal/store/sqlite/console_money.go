@@ -16,7 +16,7 @@ import (
 // together and the ledger's unique ref makes each credit happen once.
 
 const topUpColumns = `id, account_id, amount, credited, bonus, method, status, provider, external_id,
-	created_at, paid_at, ended_at`
+	payment_ref, reversed, bonus_reversed, created_at, paid_at, ended_at`
 
 const selectTopUp = `SELECT ` + topUpColumns + ` FROM topups`
 
@@ -29,7 +29,7 @@ func scanTopUp(r scanner) (store.TopUp, error) {
 		paid, ended sql.NullInt64
 	)
 	if err := r.Scan(&t.ID, &t.AccountID, &t.Amount, &t.Credited, &t.Bonus, &t.Method, &status,
-		&t.Provider, &t.ExternalID, &created, &paid, &ended); err != nil {
+		&t.Provider, &t.ExternalID, &t.PaymentRef, &t.Reversed, &t.BonusReversed, &created, &paid, &ended); err != nil {
 		return store.TopUp{}, err
 	}
 	t.Status = store.TopUpStatus(status)
@@ -38,19 +38,62 @@ func scanTopUp(r scanner) (store.TopUp, error) {
 }
 
 // CreateTopUp stores t as pending (an empty Status is taken as pending, any
-// other is refused; Credited, Bonus, PaidAt and EndedAt are not stored);
-// store.ErrConflict on a taken ID or (Provider, ExternalID),
-// store.ErrNotFound when the account does not exist.
-func (s *Store) CreateTopUp(ctx context.Context, t store.TopUp) error {
+// other is refused; Credited, Bonus, PaidAt, EndedAt, PaymentRef and the
+// reversed amounts are not stored) unless the account is at one of lim's
+// bounds (store.ErrLimit); store.ErrConflict on a taken ID or (Provider,
+// ExternalID), store.ErrNotFound when the account does not exist. The
+// count and the insert share a write transaction (BEGIN IMMEDIATE), so
+// racing creations are counted one after the other.
+func (s *Store) CreateTopUp(ctx context.Context, t store.TopUp, lim store.TopUpLimits) error {
 	op := fmt.Sprintf("create top-up %q", t.ID)
 	if t.Status != "" && t.Status != store.TopUpPending {
 		return fmt.Errorf("sqlite: %s: status %q, want %q", op, t.Status, store.TopUpPending)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO topups
-		(id, account_id, amount, method, status, provider, external_id, created_at)
-		VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
-		t.ID, t.AccountID, t.Amount, t.Method, t.Provider, t.ExternalID, toMicros(t.CreatedAt))
-	return wrap(op, err)
+	return wrap(op, s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := topUpLimits(ctx, tx, t.AccountID, lim); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO topups
+			(id, account_id, amount, method, status, provider, external_id, created_at)
+			VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
+			t.ID, t.AccountID, t.Amount, t.Method, t.Provider, t.ExternalID, toMicros(t.CreatedAt))
+		return err
+	}))
+}
+
+// CheckTopUpLimits reports store.ErrLimit when CreateTopUp would refuse a
+// top-up of accountID now.
+func (s *Store) CheckTopUpLimits(ctx context.Context, accountID string, lim store.TopUpLimits) error {
+	return wrap("check top-up limits", topUpLimits(ctx, s.db, accountID, lim))
+}
+
+// rowQuerier is what topUpLimits reads with: the database or a
+// transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// topUpLimits counts the account's open and recent top-ups against lim.
+func topUpLimits(ctx context.Context, q rowQuerier, accountID string, lim store.TopUpLimits) error {
+	if lim.MaxOpen <= 0 && lim.MaxRecent <= 0 {
+		return nil
+	}
+	var open, recent int
+	if err := q.QueryRowContext(ctx, `SELECT
+			COUNT(*) FILTER (WHERE status = 'pending' AND created_at >= ?),
+			COUNT(*) FILTER (WHERE created_at >= ?)
+		FROM topups WHERE account_id = ? AND created_at >= MIN(?, ?)`,
+		toMicros(lim.OpenSince), toMicros(lim.RecentSince), accountID,
+		toMicros(lim.OpenSince), toMicros(lim.RecentSince)).Scan(&open, &recent); err != nil {
+		return fmt.Errorf("count top-ups: %w", err)
+	}
+	switch {
+	case lim.MaxOpen > 0 && open >= lim.MaxOpen:
+		return fmt.Errorf("%d open top-ups (at most %d): %w", open, lim.MaxOpen, store.ErrLimit)
+	case lim.MaxRecent > 0 && recent >= lim.MaxRecent:
+		return fmt.Errorf("%d top-ups started recently (at most %d): %w", recent, lim.MaxRecent, store.ErrLimit)
+	}
+	return nil
 }
 
 // TopUpByExternalID finds a top-up by its provider's id; store.ErrNotFound.
@@ -82,7 +125,8 @@ func (s *Store) ListTopUps(ctx context.Context, accountID string) ([]store.TopUp
 	return out, wrap("list top-ups", rows.Err())
 }
 
-// PayTopUp marks the top-up paid and credits it; see store.Console.
+// PayTopUp marks the top-up paid and credits it, and takes back what the
+// payment's recorded reversals cover; see store.Console.
 //
 // The pending → paid step is one conditional UPDATE, so of racing calls
 // only one finds the row pending (PostgreSQL: the others wait on the row
@@ -90,7 +134,7 @@ func (s *Store) ListTopUps(ctx context.Context, accountID string) ([]store.TopUp
 // when a racing transaction already posted "first-topup-bonus:"+account,
 // its unique ref conflicts, the savepoint undoes the half-made posting and
 // the top-up is paid without a bonus.
-func (s *Store) PayTopUp(ctx context.Context, provider, externalID string, amount money.Micros,
+func (s *Store) PayTopUp(ctx context.Context, provider, externalID, paymentRef string, amount money.Micros,
 	rule store.BonusRule, at time.Time,
 ) (store.TopUp, bool, error) {
 	op := fmt.Sprintf("pay top-up %s/%s", provider, externalID)
@@ -104,19 +148,29 @@ func (s *Store) PayTopUp(ctx context.Context, provider, externalID string, amoun
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		t, err = scanTopUp(tx.QueryRowContext(ctx, `UPDATE topups
-			SET status = 'paid', credited = ?, paid_at = ?, ended_at = ?
+			SET status = 'paid', credited = ?, paid_at = ?, ended_at = ?, payment_ref = ?
 			WHERE provider = ? AND external_id = ? AND status = 'pending'
-			RETURNING `+topUpColumns, amount, toMicros(at), toMicros(at), provider, externalID))
+			RETURNING `+topUpColumns, amount, toMicros(at), toMicros(at), paymentRef, provider, externalID))
 		if errors.Is(err, sql.ErrNoRows) {
 			// Not pending: unknown (ErrNotFound from the scan), paid or ended.
 			if t, err = scanTopUp(tx.QueryRowContext(ctx, selectTopUp+` WHERE provider = ? AND external_id = ?`,
 				provider, externalID)); err != nil {
 				return err
 			}
-			if t.Status == store.TopUpPaid {
+			if t.Status != store.TopUpPaid {
+				return fmt.Errorf("top-up %q is %s: %w", t.ID, t.Status, store.ErrConflict)
+			}
+			if t.PaymentRef != "" || paymentRef == "" {
 				return nil
 			}
-			return fmt.Errorf("top-up %q is %s: %w", t.ID, t.Status, store.ErrConflict)
+			// Paid before its payment was known (an older event): learn it
+			// now, and what was taken back from it meanwhile.
+			if _, err := tx.ExecContext(ctx, `UPDATE topups SET payment_ref = ? WHERE id = ?`, paymentRef, t.ID); err != nil {
+				return err
+			}
+			t.PaymentRef = paymentRef
+			t, _, err = applyReversals(ctx, tx, t, at)
+			return err
 		}
 		if err != nil {
 			return err
@@ -126,7 +180,10 @@ func (s *Store) PayTopUp(ctx context.Context, provider, externalID string, amoun
 			Amount: amount, Ref: "topup:" + t.ID, Note: "top-up via " + provider, Time: at}); err != nil {
 			return fmt.Errorf("credit: %w", err)
 		}
-		t.Bonus, err = firstTopUpBonus(ctx, tx, t, rule, at)
+		if t.Bonus, err = firstTopUpBonus(ctx, tx, t, rule, at); err != nil {
+			return err
+		}
+		t, _, err = applyReversals(ctx, tx, t, at)
 		return err
 	})
 	if err != nil {

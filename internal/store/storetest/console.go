@@ -19,6 +19,8 @@ func testConsole(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("PayTopUp", func(t *testing.T) { testPayTopUp(t, newStore) })
 	t.Run("FirstTopUpBonus", func(t *testing.T) { testFirstTopUpBonus(t, newStore) })
 	t.Run("PayTopUpRaces", func(t *testing.T) { testPayTopUpRaces(t, newStore) })
+	t.Run("ReverseTopUp", func(t *testing.T) { testReverseTopUp(t, newStore) })
+	t.Run("TopUpLimits", func(t *testing.T) { testTopUpLimits(t, newStore) })
 	t.Run("Codes", func(t *testing.T) { testCodes(t, newStore) })
 }
 

@@ -22,7 +22,7 @@ func newTopUp(t *testing.T, a store.Account, amount money.Micros, created time.T
 
 func mustCreateTopUp(t *testing.T, s store.Store, tu store.TopUp) {
 	t.Helper()
-	if err := s.CreateTopUp(ctx(t), tu); err != nil {
+	if err := s.CreateTopUp(ctx(t), tu, store.TopUpLimits{}); err != nil {
 		t.Fatalf("CreateTopUp: %v", err)
 	}
 }
@@ -73,7 +73,7 @@ func testTopUps(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"same external id at another provider", otherProvider, nil},
 	}
 	for _, c := range cases {
-		wantErr(t, "CreateTopUp "+c.name, s.CreateTopUp(ctx(t), c.tu), c.want)
+		wantErr(t, "CreateTopUp "+c.name, s.CreateTopUp(ctx(t), c.tu, store.TopUpLimits{}), c.want)
 	}
 
 	got, err := s.TopUpByExternalID(ctx(t), "stripe", first.ExternalID)
@@ -107,7 +107,7 @@ func testPayTopUp(t *testing.T, newStore func(t *testing.T) store.Store) {
 		want := tu
 		want.Status, want.Credited, want.PaidAt, want.EndedAt = store.TopUpPaid, paid, at(time.Minute), at(time.Minute)
 		for i := range 3 { // the first credits, repeats change nothing
-			got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, paid+money.Micros(i), store.BonusRule{}, at(time.Duration(i+1)*time.Minute))
+			got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, "", paid+money.Micros(i), store.BonusRule{}, at(time.Duration(i+1)*time.Minute))
 			if err != nil {
 				t.Fatalf("PayTopUp %d: %v", i, err)
 			}
@@ -127,10 +127,10 @@ func testPayTopUp(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if len(es) == 1 && !strings.Contains(es[0].Note, "stripe") {
 			t.Errorf("ledger note %q does not name the provider", es[0].Note)
 		}
-		if _, _, err := s.PayTopUp(ctx(t), "stripe", "cs_unknown", 1, store.BonusRule{}, at(0)); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.PayTopUp(ctx(t), "stripe", "cs_unknown", "", 1, store.BonusRule{}, at(0)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("PayTopUp unknown: %v, want ErrNotFound", err)
 		}
-		if _, _, err := s.PayTopUp(ctx(t), "other", tu.ExternalID, 1, store.BonusRule{}, at(0)); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.PayTopUp(ctx(t), "other", tu.ExternalID, "", 1, store.BonusRule{}, at(0)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("PayTopUp at another provider: %v, want ErrNotFound", err)
 		}
 		// A paid top-up is final: ending it changes nothing.
@@ -158,7 +158,7 @@ func testPayTopUp(t *testing.T, newStore func(t *testing.T) store.Store) {
 				if err := s.EndTopUp(ctx(t), "stripe", tu.ExternalID, other, at(time.Hour)); err != nil {
 					t.Errorf("EndTopUp again: %v", err)
 				}
-				_, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, 10*money.Unit, store.BonusRule{PercentPPM: 100_000}, at(2*time.Hour))
+				_, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, "", 10*money.Unit, store.BonusRule{PercentPPM: 100_000}, at(2*time.Hour))
 				if !errors.Is(err, store.ErrConflict) || credited {
 					t.Errorf("PayTopUp after EndTopUp: credited %v, %v; want ErrConflict", credited, err)
 				}
@@ -201,14 +201,14 @@ func testFirstTopUpBonus(t *testing.T, newStore func(t *testing.T) store.Store) 
 			mustCreateTopUp(t, s, first)
 			mustCreateTopUp(t, s, second)
 
-			got, credited, err := s.PayTopUp(ctx(t), "stripe", first.ExternalID, c.amount, c.rule, at(time.Hour))
+			got, credited, err := s.PayTopUp(ctx(t), "stripe", first.ExternalID, "", c.amount, c.rule, at(time.Hour))
 			if err != nil || !credited || got.Bonus != c.want {
 				t.Fatalf("first PayTopUp: bonus %v credited %v, %v; want bonus %v", got.Bonus, credited, err, c.want)
 			}
 			if stored, _ := s.TopUpByExternalID(ctx(t), "stripe", first.ExternalID); stored.Bonus != c.want {
 				t.Errorf("stored bonus %v, want %v", stored.Bonus, c.want)
 			}
-			got, credited, err = s.PayTopUp(ctx(t), "stripe", second.ExternalID, c.amount, c.rule, at(2*time.Hour))
+			got, credited, err = s.PayTopUp(ctx(t), "stripe", second.ExternalID, "", c.amount, c.rule, at(2*time.Hour))
 			if err != nil || !credited || got.Bonus != 0 {
 				t.Errorf("second PayTopUp: bonus %v credited %v, %v; want no bonus", got.Bonus, credited, err)
 			}
@@ -234,7 +234,7 @@ func testFirstTopUpBonus(t *testing.T, newStore func(t *testing.T) store.Store) 
 		}
 		tu := newTopUp(t, a, 50*money.Unit, at(0))
 		mustCreateTopUp(t, s, tu)
-		got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, 50*money.Unit, store.BonusRule{PercentPPM: 100_000}, at(time.Hour))
+		got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, "", 50*money.Unit, store.BonusRule{PercentPPM: 100_000}, at(time.Hour))
 		if err != nil || !credited || got.Bonus != 0 {
 			t.Fatalf("PayTopUp: bonus %v credited %v, %v; want credited, no bonus", got.Bonus, credited, err)
 		}
@@ -268,7 +268,7 @@ func testPayTopUpRaces(t *testing.T, newStore func(t *testing.T) store.Store) {
 		)
 		for _, tu := range tus {
 			wg.Go(func() {
-				got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, amount, rule, at(time.Hour))
+				got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, "", amount, rule, at(time.Hour))
 				if err != nil || !credited {
 					t.Errorf("PayTopUp %s: credited %v, %v", tu.ID, credited, err)
 				}
@@ -310,7 +310,7 @@ func testPayTopUpRaces(t *testing.T, newStore func(t *testing.T) store.Store) {
 		)
 		for range n {
 			wg.Go(func() {
-				got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, amount, rule, at(time.Hour))
+				got, credited, err := s.PayTopUp(ctx(t), "stripe", tu.ExternalID, "", amount, rule, at(time.Hour))
 				if err != nil || got.Status != store.TopUpPaid {
 					t.Errorf("PayTopUp: %+v, %v", got, err)
 				}
