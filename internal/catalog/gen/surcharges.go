@@ -95,6 +95,10 @@ func surcharges(m *catalog.Model) {
 		// Chat search models search on every request ($25 / 1k calls at
 		// the lowest context size; $50 at the highest, charged).
 		m.ToolCalls, m.Searches = map[string]money.Micros{"web_search": perCall(50)}, true
+	case strings.Contains(id, "deep-research"):
+		// Deep research runs web searches as it goes ($10 / 1k calls); it
+		// is usually run in the background.
+		m.ToolCalls = map[string]money.Micros{"web_search": perCall(10), "web_search_preview": perCall(10)}
 	case m.Tools && !strings.Contains(id, "realtime") && !strings.Contains(id, "audio"):
 		// The Responses API's web search: $10 / 1k calls; the preview
 		// tool costs $25 / 1k on models that do not reason.
