@@ -63,6 +63,7 @@ func usageCmd(args []string, e env) int {
 	limit := fs.Int("limit", 100, "at most this many records, newest first (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	summary := fs.Bool("summary", false, "totals by UTC day, model and key of one --account (default --since 30d)")
+	refused := fs.Bool("refused", false, "counts of requests keys had refused before any vendor call, per minute, endpoint and error code")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -70,6 +71,9 @@ func usageCmd(args []string, e env) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate usage: %v\n", err)
 		return 2
+	}
+	if *refused {
+		return usageRefused(*path, e, *account, from, *limit, *asJSON)
 	}
 	if *summary {
 		if *account == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,61 @@ func TestUsageSummary(t *testing.T) {
 	}
 	code, out, _ := c.run("usage", "--summary", "--account", "acme")
 	if code != 0 || !strings.Contains(out, "DAY (UTC)") || !strings.Contains(out, "claude") || !strings.Contains(out, "total") {
+		t.Errorf("table: %d %s", code, out)
+	}
+}
+
+func TestUsageRefused(t *testing.T) {
+	c := newCLI(t, "")
+	now := time.Now().UTC().Truncate(time.Minute)
+	c.withDB(func(ctx context.Context, st store.Store) {
+		for _, a := range []string{"acme", "other"} {
+			if err := st.CreateAccount(ctx, store.Account{ID: "acct_" + a, Name: a, CreatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.AddRefusals(ctx, []store.RefusalCount{
+			{AccountID: "acct_acme", KeyID: "key_1", Minute: now, Endpoint: "chat.completions", Reason: "insufficient_quota", Status: 429, Count: 3000},
+			{AccountID: "acct_acme", KeyID: "key_1", Minute: now.Add(-48 * time.Hour), Endpoint: "responses", Reason: "conversation", Status: 400, Count: 2},
+			{AccountID: "acct_other", KeyID: "key_9", Minute: now, Endpoint: "chat.completions", Reason: "model_not_found", Status: 404, Count: 1},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	tests := []struct {
+		args []string
+		code int
+		want string // the rows, "error_code×count" newest first
+		err  string
+	}{
+		{args: []string{"usage", "--refused", "--json"}, want: "insufficient_quota×3000 model_not_found×1 conversation×2"},
+		{args: []string{"usage", "--refused", "--account", "acme", "--since", "24h", "--json"}, want: "insufficient_quota×3000"},
+		{args: []string{"usage", "--refused", "--account", "nobody"}, code: 1, err: `account "nobody"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := c.run(tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.err) {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if code != 0 {
+				return
+			}
+			var rows []refusalJSON
+			if err := json.Unmarshal([]byte(out), &rows); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			var got []string
+			for _, r := range rows {
+				got = append(got, r.Reason+"×"+strconv.FormatInt(r.Count, 10))
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("rows %v, want %s", got, tt.want)
+			}
+		})
+	}
+	code, out, _ := c.run("usage", "--refused")
+	if code != 0 || !strings.Contains(out, "MINUTE") || !strings.Contains(out, "insufficient_quota") || !strings.Contains(out, "3000") {
 		t.Errorf("table: %d %s", code, out)
 	}
 }

@@ -143,6 +143,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Origin:  links,
 		Refused: a.upkeep.refused,
 
+		KeyRefusals: a.upkeep.refusals,
+
 		Responses:    st,
 		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
@@ -249,7 +251,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	closeErr := a.recorder.Close(cctx)
+	closeErr := errors.Join(a.recorder.Close(cctx), a.upkeep.refusals.Close(cctx))
 	stopRecorder()
 	runErr := <-recDone
 	if errors.Is(runErr, context.Canceled) {

@@ -102,17 +102,25 @@ func TestConsoleFlowJourney(t *testing.T) {
 			t.Fatalf("chat %d: %+v", i, c)
 		}
 	}
-	// n answered requests and the one refused for quota above.
+	// n answered requests have records; the one refused for quota above
+	// is counted (a row per key, reason and minute), and shown apart.
 	var recs []conUsage
-	eventually(t, "usage records", func() bool { recs = u.usage(""); return len(recs) == n+1 })
+	eventually(t, "usage records", func() bool { recs = u.usage(""); return len(recs) == n })
+	var refused []conRefusal
+	eventually(t, "refusal counts", func() bool { refused = u.refusals(""); return len(refused) == 1 })
+	if r := refused[0]; r.Status != 429 || r.Code != "insufficient_quota" || r.Count != 1 || r.KeyID != key.ID ||
+		r.Endpoint != "chat.completions" || r.Minute.Second() != 0 {
+		t.Fatalf("refusal count %+v", r)
+	}
+	if got := u.refusals("?key=key_other"); len(got) != 0 {
+		t.Fatalf("another key's refusals: %+v", got)
+	}
+	if st, page, _ := u.get("/console/usage"); st != 200 || !strings.Contains(page, "Refused before reaching a model") ||
+		!strings.Contains(page, "insufficient_quota") {
+		t.Fatalf("usage page: %d, no refused requests", st)
+	}
 	var total money.Micros
-	for i, r := range recs {
-		if i == n { // oldest first at the end: the refused request
-			if r.Status != 429 || r.ErrorCode != "insufficient_quota" || mustMoney(t, r.Cost) != 0 || r.KeyID != key.ID {
-				t.Fatalf("refused request's record %+v", r)
-			}
-			continue
-		}
+	for _, r := range recs {
 		if r.Model != "demo-chat" || r.KeyID != key.ID || r.Status != 200 || r.PromptTokens <= 0 || r.CompletionTokens <= 0 ||
 			r.Endpoint == "" || r.RequestID == "" || mustMoney(t, r.Cost) <= 0 {
 			t.Fatalf("usage record %+v", r)
@@ -126,7 +134,7 @@ func TestConsoleFlowJourney(t *testing.T) {
 	if got := u.usage("?key=" + key.ID + "&model=demo-chat&status=ok"); len(got) != n {
 		t.Fatalf("filtered usage: %d records", len(got))
 	}
-	if got := u.usage("?status=error"); len(got) != 1 || got[0].Status != 429 {
+	if got := u.usage("?status=error"); len(got) != 0 {
 		t.Fatalf("error records: %+v", got)
 	}
 	if got := u.usage("?key=key_other"); len(got) != 0 {

@@ -514,6 +514,25 @@ func (b *conUser) usage(query string) []conUsage {
 	return l.Data
 }
 
+// conRefusal is a row of /console/api/refusals.
+type conRefusal struct {
+	Minute   time.Time `json:"minute"`
+	KeyID    string    `json:"key_id"`
+	Endpoint string    `json:"endpoint"`
+	Status   int       `json:"status"`
+	Code     string    `json:"error_code"`
+	Count    int64     `json:"count"`
+}
+
+func (b *conUser) refusals(query string) []conRefusal {
+	b.t.Helper()
+	var l struct {
+		Data []conRefusal `json:"data"`
+	}
+	b.wantJSON("GET", "/console/api/refusals"+query, nil, http.StatusOK, &l)
+	return l.Data
+}
+
 func mustMoney(t *testing.T, s string) money.Micros {
 	t.Helper()
 	m, err := money.Parse(s)

@@ -18,9 +18,11 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// Every authenticated request, successful or not, leaves exactly one usage
-// record whose request id is the X-Request-Id the client saw; requests
-// without an authenticated key leave none and are counted as refused.
+// Every authenticated request that reached the upstream, successful or not,
+// leaves exactly one usage record whose request id is the X-Request-Id the
+// client saw; one the gateway refused itself (an unknown model) is counted
+// per key, reason and minute instead; requests without an authenticated
+// key leave none and are counted as refused.
 func TestUsageRecords(t *testing.T) {
 	g := startGateway(t)
 	ctx := context.Background()
@@ -82,7 +84,8 @@ func TestUsageRecords(t *testing.T) {
 
 	recs := g.usage()
 	anon := all[concurrent+4:] // the revoked key, the unknown path, the wrong method
-	all = all[:concurrent+4]
+	refusedByKey := all[concurrent+3]
+	all = all[:concurrent+3]
 	byID := map[string]store.UsageRecord{}
 	for _, r := range recs {
 		if _, dup := byID[r.RequestID]; dup {
@@ -114,6 +117,12 @@ func TestUsageRecords(t *testing.T) {
 	}
 	if r := byID[all[concurrent+2].id]; r.ErrorCode != "upstream_error" || r.Status != 502 {
 		t.Errorf("failed record %+v", r)
+	}
+	if r, ok := byID[refusedByKey.id]; ok {
+		t.Errorf("a request for an unknown model left a record %+v", r)
+	}
+	if got := refusalCounts(g); len(got) != 1 || got["chat.completions 404 model_not_found"] != 1 {
+		t.Errorf("refusal counts %v, want the unknown model's", got)
 	}
 	for _, s := range anon {
 		if r, ok := byID[s.id]; ok {

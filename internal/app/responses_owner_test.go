@@ -199,13 +199,8 @@ func TestResponsesOwnershipEdges(t *testing.T) {
 	}
 	assertHidden(t, g, keyA, r.ID)
 
-	n := 0
-	for _, rec := range g.usage() {
-		if rec.Endpoint == "responses.get" && rec.Status == http.StatusNotFound && rec.ErrorCode == "not_found" {
-			n++
-		}
-	}
-	if n != 4 { // two requests per assertHidden
-		t.Errorf("%d responses.get 404 records, want 4", n)
+	// Refused by the gateway, before any upstream call: counted, no records.
+	if n := refusalCounts(g)["responses.get 404 not_found"]; n != 4 { // two requests per assertHidden
+		t.Errorf("%d responses.get 404 refusals, want 4", n)
 	}
 }

@@ -142,6 +142,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("POST /console/api/redeem", c.user(true, c.enabled(c.redeem)))
 	m.HandleFunc("GET /console/api/usage", c.user(false, c.usage))
 	m.HandleFunc("GET /console/api/usage.csv", c.user(false, c.usageCSV))
+	m.HandleFunc("GET /console/api/refusals", c.user(false, c.refusals))
 	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
 	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
 	c.pageRoutes(m)

@@ -334,6 +334,18 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 			KeyName: names[u.KeyID], PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost,
 			Status: u.Status, ErrorCode: u.ErrorCode})
 	}
+	if f.Model == "" && f.Status != store.UsageOK && f.After.RequestID == "" {
+		rf, _ := refusalQuery(q, a.ID) // the same from, to and key, already read
+		counts, err := c.Store.ListRefusals(r.Context(), rf)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		for _, rc := range counts {
+			v.Refused = append(v.Refused, web.RefusalRow{Minute: rc.Minute, KeyName: names[rc.KeyID], Endpoint: rc.Endpoint,
+				Status: rc.Status, Code: rc.Reason, Count: rc.Count})
+		}
+	}
 	filters := url.Values{}
 	for _, k := range []string{"from", "to", "model", "key", "status"} {
 		if x := q.Get(k); x != "" {

@@ -25,6 +25,10 @@ type Info struct {
 	ErrCode   string // OpenAI error code, empty on success
 	ErrDetail string // the cause, for the log only
 	Remote    string // the client's address (RemoteAddr), for the refused-request log
+	// Upstreamed is set when the error the client got came from the
+	// upstream (or ended an answer the upstream had started): the request
+	// was no refusal of the gateway's own, which are only counted.
+	Upstreamed bool
 	// Recorded is set once the request's usage record (or refusal) was
 	// left: a request is recorded at most once, which the usage store's
 	// hot path relies on (store.Usage.AppendUsage does not look for

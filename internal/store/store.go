@@ -239,6 +239,45 @@ type Usage interface {
 	PurgeUsage(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// RefusalCount counts the requests one key had refused for one reason in
+// one minute before any upstream call: a 400 naming a parameter, a 403, a
+// 404, a 429 of the balance or the rate limit. Such requests leave no usage
+// record each (a key with no balance can send thousands a second, and
+// records are kept for months): they are counted here instead.
+type RefusalCount struct {
+	AccountID string
+	KeyID     string
+	Minute    time.Time // the start of the UTC minute
+	Endpoint  string    // e.g. "chat.completions"
+	Reason    string    // the error code the client got (insufficient_quota, model_not_found, ...)
+	Status    int       // the HTTP status the client got (the last one seen, if it varied)
+	Count     int64
+}
+
+// RefusalFilter selects refusal counts; zero fields do not filter.
+type RefusalFilter struct {
+	AccountID string
+	KeyID     string
+	Since     time.Time // inclusive, compared with Minute
+	Until     time.Time // exclusive
+	Limit     int       // 0: no limit; newest minutes first
+}
+
+// Refusals stores the counts of refused requests (see RefusalCount).
+type Refusals interface {
+	// AddRefusals adds each count to the stored row of its account, key,
+	// minute, endpoint and reason (created at its Count when there is none), in one
+	// transaction. Counts only add: replicas each add their own.
+	AddRefusals(ctx context.Context, counts []RefusalCount) error
+	// ListRefusals returns the rows f selects, newest minute first, then
+	// by account, key, endpoint and reason.
+	ListRefusals(ctx context.Context, f RefusalFilter) ([]RefusalCount, error)
+	// PurgeRefusals deletes the rows of minutes before before, as
+	// PurgeUsage deletes records (at most limit per call), and returns how
+	// many it deleted.
+	PurgeRefusals(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
 // LedgerKind says why a balance changed.
 type LedgerKind string
 
@@ -368,5 +407,6 @@ type Store interface {
 	Tasks
 	ResponseTasks
 	Console
+	Refusals
 	Close() error
 }

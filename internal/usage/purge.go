@@ -20,6 +20,13 @@ type Purgeable interface {
 	PurgeUsage(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// RefusalPurgeable is the store method that purges refusal counts
+// (store.Store has it); a Purgeable that has it gets its counts purged
+// with the same retention as its records.
+type RefusalPurgeable interface {
+	PurgeRefusals(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
 // Purger deletes usage records older than the retention: once when Run
 // starts and then every Every. Each pass deletes Batch records per
 // statement, pausing Pause between statements, so the transactions stay
@@ -60,9 +67,10 @@ func (p *Purger) Run(ctx context.Context) error {
 	}
 }
 
-// Purge runs one pass: it deletes every record older than the retention,
-// in batches, and returns how many it deleted. It stops early, with the
-// error, when ctx ends or a statement fails (logged at WARN).
+// Purge runs one pass: it deletes every record (and refusal count) older
+// than the retention, in batches, and returns how many records it
+// deleted. It stops early, with the error, when ctx ends or a statement
+// fails (logged at WARN).
 func (p *Purger) Purge(ctx context.Context) (int, error) {
 	if p.Retention <= 0 {
 		return 0, nil
@@ -84,18 +92,43 @@ func (p *Purger) Purge(ctx context.Context) (int, error) {
 	// The cut-off is fixed for the pass: records that age past it while
 	// the pass runs wait for the next one, so a pass always ends.
 	before := now().Add(-p.Retention)
+	total, err := p.purge(ctx, p.Store.PurgeUsage, before, batch, pause)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("usage: purging old records failed; trying again at the next pass", "purged", total, "err", err)
+		}
+		return total, err
+	}
+	if total > 0 {
+		log.Info("usage: purged records older than the retention", "records", total,
+			"before", before.UTC().Format(time.RFC3339), "retention", days(p.Retention))
+	}
+	if rp, ok := p.Store.(RefusalPurgeable); ok {
+		n, err := p.purge(ctx, rp.PurgeRefusals, before, batch, pause)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("usage: purging old refusal counts failed; trying again at the next pass", "purged", n, "err", err)
+		}
+		if n > 0 {
+			log.Info("usage: purged refusal counts older than the retention", "rows", n,
+				"before", before.UTC().Format(time.RFC3339), "retention", days(p.Retention))
+		}
+	}
+	return total, nil
+}
+
+// purge calls del with batch until it deletes less than batch, pausing
+// between calls, and returns how many it deleted.
+func (p *Purger) purge(ctx context.Context, del func(context.Context, time.Time, int) (int, error),
+	before time.Time, batch int, pause time.Duration) (int, error) {
 	total := 0
 	for {
-		n, err := p.Store.PurgeUsage(ctx, before, batch)
+		n, err := del(ctx, before, batch)
 		total += n
 		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("usage: purging old records failed; trying again at the next pass", "purged", total, "err", err)
-			}
 			return total, err
 		}
 		if n < batch {
-			break
+			return total, nil
 		}
 		timer := time.NewTimer(pause)
 		select {
@@ -105,11 +138,6 @@ func (p *Purger) Purge(ctx context.Context) (int, error) {
 		case <-timer.C:
 		}
 	}
-	if total > 0 {
-		log.Info("usage: purged records older than the retention", "records", total,
-			"before", before.UTC().Format(time.RFC3339), "retention", days(p.Retention))
-	}
-	return total, nil
 }
 
 // days writes a whole number of days as "90d", anything else as Go does.

@@ -74,3 +74,34 @@ func TestRecorderWithSQLite(t *testing.T) {
 		t.Fatalf("stored %+v, want [%+v]", gotFull, full)
 	}
 }
+
+// TestPurgerPurgesRefusalsWithSQLite: refusal counts get the records'
+// retention, through the real store.
+func TestPurgerPurgesRefusalsWithSQLite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	defer cancel()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	r := NewRefusals(st, time.Hour, nil)
+	for _, age := range []time.Duration{401 * 24 * time.Hour, 400*24*time.Hour + time.Minute, 399 * 24 * time.Hour, 0} {
+		r.Count(store.RefusalCount{AccountID: "acct", KeyID: "k", Reason: "insufficient_quota", Status: 429, Minute: now.Add(-age)})
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := &Purger{Store: st, Retention: 400 * 24 * time.Hour, Now: func() time.Time { return now }, Batch: 1}
+	if _, err := p.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, err := st.ListRefusals(ctx, store.RefusalFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 2 || !left[0].Minute.Equal(now) || !left[1].Minute.Equal(now.Add(-399*24*time.Hour)) {
+		t.Errorf("left %+v; want the rows of now and 399 days ago", left)
+	}
+}

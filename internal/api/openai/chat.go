@@ -185,11 +185,7 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 		end.note(r, info)
 		return
 	case upErr != nil:
-		e := apierr.From(upErr)
-		info.Status, info.ErrCode = e.Status, e.Code
-		if e.Err != nil {
-			info.ErrDetail = e.Err.Error()
-		}
+		e := streamFailed(info, upErr)
 		if e.Status == apierr.StatusClientClosed {
 			return // nobody to tell
 		}
@@ -214,6 +210,11 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 // key or a bad one, an unknown path, a wrong method, a signed image link)
 // is nobody's to bill or show, and anyone can send any number of them: it
 // is counted by reason instead (see refuse), so it cannot grow the database.
+// So is a key's request the gateway refused itself before any upstream
+// call, for nothing (a bad parameter, an unknown model, no balance, a rate
+// limit): a key with no balance can send thousands a second, and records
+// are kept for months, so it is counted per key, reason and minute (see
+// refusal).
 //
 // It runs once per request (info.Recorded): the usage recorder stores a
 // request's record without looking whether it has it already.
@@ -231,6 +232,11 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 		h.refuse(info, status)
 		return
 	}
+	if h.KeyRefusals != nil && refusal(info, status, out) {
+		h.KeyRefusals.Count(store.RefusalCount{AccountID: info.AccountID, KeyID: info.KeyID,
+			Minute: info.Start, Endpoint: info.Endpoint, Reason: info.ErrCode, Status: status})
+		return
+	}
 	h.Usage.Record(store.UsageRecord{
 		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
 		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
@@ -238,4 +244,14 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 		CachedTokens: out.usage.CachedTokens, ReasoningTokens: out.usage.ReasoningTokens, Estimated: out.estimated, Cost: out.cost,
 		Latency: end.Sub(info.Start), TTFT: out.ttft, Status: status, ErrorCode: info.ErrCode,
 	})
+}
+
+// refusal reports whether a request that ended with status is one the
+// gateway refused itself, before any upstream call and for nothing: a
+// client error (not 499, the client leaving) with an error code, no charge,
+// and no error from the upstream.
+func refusal(info *reqinfo.Info, status int, out *outcome) bool {
+	return status >= http.StatusBadRequest && status < http.StatusInternalServerError &&
+		status != apierr.StatusClientClosed && info.ErrCode != "" && !info.Upstreamed &&
+		out.cost == 0 && out.usage == (provider.Usage{})
 }

@@ -21,6 +21,7 @@ import (
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
@@ -41,6 +42,12 @@ type Recorder interface {
 // (refused.Counter has it); they leave no usage record.
 type Refusals interface {
 	Add(reason, remote string)
+}
+
+// KeyRefusals counts the requests of authenticated keys refused before any
+// upstream call (usage.Refusals has it); they leave no usage record each.
+type KeyRefusals interface {
+	Count(store.RefusalCount)
 }
 
 // Handler serves /v1. All fields are required except Log and Now.
@@ -65,6 +72,10 @@ type Handler struct {
 	// Refused counts the requests that end without an authenticated
 	// account, by error code (nil: they are not counted).
 	Refused Refusals
+
+	// KeyRefusals counts the requests of authenticated keys refused
+	// before any upstream call (nil: each leaves a usage record).
+	KeyRefusals KeyRefusals
 
 	// Responses records which account created each vendor-stored response
 	// (nil: nothing is recorded and no stored response can be read).
@@ -268,11 +279,26 @@ func equalFold(a, b string) bool {
 	return true
 }
 
-// fail answers with err and notes it for the log.
+// fail answers with err and notes it for the log and the usage record.
 func (h *Handler) fail(w http.ResponseWriter, info *reqinfo.Info, err error) {
 	e := apierr.Write(w, err)
 	info.Status, info.ErrCode = e.Status, e.Code
 	if e.Err != nil {
 		info.ErrDetail = e.Err.Error()
 	}
+	if provider.VendorFailed(err) {
+		info.Upstreamed = true
+	}
+}
+
+// streamFailed notes err, the upstream failure that ended a stream whose
+// answer had started (so the upstream had the request), and returns it
+// as the client is told.
+func streamFailed(info *reqinfo.Info, err error) *apierr.Error {
+	e := apierr.From(err)
+	info.Status, info.ErrCode, info.Upstreamed = e.Status, e.Code, true
+	if e.Err != nil {
+		info.ErrDetail = e.Err.Error()
+	}
+	return e
 }

@@ -308,11 +308,7 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 		end.note(r, info)
 		return
 	case upErr != nil:
-		e := apierr.From(upErr)
-		info.Status, info.ErrCode = e.Status, e.Code
-		if e.Err != nil {
-			info.ErrDetail = e.Err.Error()
-		}
+		e := streamFailed(info, upErr)
 		if e.Status == apierr.StatusClientClosed {
 			return
 		}

@@ -98,11 +98,7 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		w.Header().Set(costHeader, out.cost.String())
 	}
 	if upstreamErr != nil {
-		e := apierr.From(upstreamErr)
-		info.Status, info.ErrCode = e.Status, e.Code
-		if e.Err != nil {
-			info.ErrDetail = e.Err.Error()
-		}
+		e := streamFailed(info, upstreamErr)
 		if e.Status == apierr.StatusClientClosed {
 			return // nobody to tell
 		}

@@ -144,6 +144,12 @@ func sampleUsage(empty bool) Usage {
 	u.Rows = sampleRows(12)
 	u.NextURL = "/console/usage?model=gpt-4o-mini&cursor=abc"
 	u.FirstURL = "/console/usage?model=gpt-4o-mini"
+	t0 := time.Date(2026, 11, 24, 9, 41, 0, 0, time.UTC)
+	u.Refused = []RefusalRow{
+		{Minute: t0, KeyName: "ci-runner", Endpoint: "chat.completions", Status: 429, Code: "insufficient_quota", Count: 1842},
+		{Minute: t0.Add(-time.Minute), KeyName: "ci-runner", Endpoint: "chat.completions", Status: 429, Code: "insufficient_quota", Count: 2311},
+		{Minute: t0.Add(-26 * time.Hour), KeyName: "production-backend", Endpoint: "responses", Status: 400, Code: "invalid_value", Count: 3},
+	}
 	return u
 }
 

@@ -133,6 +133,19 @@ type Usage struct {
 	NextURL  string // "/console/usage?…&cursor=…" for the next page, "" on the last
 	CSVURL   string // "/console/api/usage.csv?…" with the same filters
 	FirstURL string // the first page with the same filters, "" when on it
+	// Refused are the requests the gateway refused before calling a
+	// vendor, counted per minute (shown unless a model or "ok" is chosen).
+	Refused []RefusalRow
+}
+
+// RefusalRow counts one key's requests refused for one reason in a minute.
+type RefusalRow struct {
+	Minute   time.Time
+	KeyName  string
+	Endpoint string
+	Status   int
+	Code     string
+	Count    int64
 }
 
 // UsageFilter echoes the query: from and to are dates ("2026-11-01",
