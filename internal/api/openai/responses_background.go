@@ -5,20 +5,16 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/background"
-	"github.com/modelgate/modelgate/internal/billing"
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
-	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
 	"github.com/modelgate/modelgate/internal/route"
-	"github.com/modelgate/modelgate/internal/store"
 )
 
 // A background request (background: true) is answered "queued" by the
@@ -48,30 +44,10 @@ func (h *Handler) respondBackground(w http.ResponseWriter, r *http.Request, info
 		h.fail(w, info, apierr.Invalid("store", "Background responses must be stored: set 'store' to true or omit it."))
 		return
 	}
-	var prev *store.StoredResponse
-	if id := req.PreviousResponseID(); id != "" {
-		sr, err := h.previous(r.Context(), p.AccountID, id)
-		if err != nil {
-			h.fail(w, info, err)
-			return
-		}
-		prev = &sr
-	}
-	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	c, body, err := h.admitNative(r.Context(), p, d, req, body)
 	if err != nil {
 		h.fail(w, info, err)
 		return
-	}
-	if err := h.reserveNative(r.Context(), p, c, req, body, prev); err != nil {
-		h.fail(w, info, err)
-		return
-	}
-	if calls := c.toolCalls(); calls > 0 {
-		if body, err = jsonx.Set(body, "max_tool_calls", []byte(strconv.FormatInt(calls, 10))); err != nil {
-			c.release()
-			h.fail(w, info, apierr.Internal(err))
-			return
-		}
 	}
 	var cc *chg.Charge
 	var terms string

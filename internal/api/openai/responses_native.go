@@ -32,32 +32,10 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 		h.respondBackground(w, r, info, p, d, rs, req, body, out) // responses_background.go
 		return
 	}
-	var prev *store.StoredResponse
-	if id := req.PreviousResponseID(); id != "" {
-		sr, err := h.previous(r.Context(), p.AccountID, id)
-		if err != nil {
-			h.fail(w, info, err)
-			return
-		}
-		prev = &sr
-	}
-	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	c, body, err := h.admitNative(r.Context(), p, d, req, body)
 	if err != nil {
 		h.fail(w, info, err)
 		return
-	}
-	if err := h.reserveNative(r.Context(), p, c, req, body, prev); err != nil {
-		h.fail(w, info, err)
-		return
-	}
-	if calls := c.toolCalls(); calls > 0 {
-		// The client set no max_tool_calls: the bound reserved for goes
-		// upstream, so the vendor cannot run up more calls than were paid for.
-		if body, err = jsonx.Set(body, "max_tool_calls", []byte(strconv.FormatInt(calls, 10))); err != nil {
-			c.release()
-			h.fail(w, info, apierr.Internal(err))
-			return
-		}
 	}
 	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
 	u := h.callUpstream(r, c)
@@ -95,6 +73,38 @@ func (c *charge) responsesPrompt(body []byte) func() provider.Usage {
 // gateway has no size or bound for (saved before it kept them) on a model
 // whose context window the catalog does not know.
 const unknownWindow = 1_000_000
+
+// admitNative admits a request for a native Responses vendor: it reads
+// the stored response it continues (the account's own), reserves its body,
+// that response's chain and what its tools and tier may cost, and, when the
+// client set no max_tool_calls, sends the bound reserved for upstream, so
+// the vendor cannot run up more calls than were paid for. It returns the
+// charge (nil when nothing is charged) and the body to send.
+func (h *Handler) admitNative(ctx context.Context, p gate.Principal, d route.Deployment, req *responses.Request,
+	body []byte) (*charge, []byte, error) {
+	var prev *store.StoredResponse
+	if id := req.PreviousResponseID(); id != "" {
+		sr, err := h.previous(ctx, p.AccountID, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		prev = &sr
+	}
+	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.reserveNative(ctx, p, c, req, body, prev); err != nil {
+		return nil, nil, err
+	}
+	if calls := c.toolCalls(); calls > 0 {
+		if body, err = jsonx.Set(body, "max_tool_calls", []byte(strconv.FormatInt(calls, 10))); err != nil {
+			c.release()
+			return nil, nil, apierr.Internal(err)
+		}
+	}
+	return c, body, nil
+}
 
 // reserveNative holds the most a pass-through request can cost: its body
 // (every byte an input token; when the balance cannot cover that, the

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
@@ -51,41 +49,15 @@ func (s *Store) ResponseTaskByID(ctx context.Context, id string) (store.Response
 	return t, nil
 }
 
+// responseTasks is response_tasks for the queries leased tables share.
+var responseTasks = leased[store.ResponseTask]{table: "response_tasks", open: respOpen, columns: respColumns,
+	scan: scanResponseTask, order: func(t store.ResponseTask) (time.Time, string) { return t.NextPollAt, t.ID }}
+
 // ClaimResponseTasks leases up to limit due open tasks whose lease is free
-// or ended to owner until now+lease, earliest NextPollAt first, in one
-// UPDATE inside a write transaction, as ClaimTasks does.
+// or ended to owner until now+lease, earliest NextPollAt first, as
+// ClaimTasks does.
 func (s *Store) ClaimResponseTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.ResponseTask, error) {
-	op := fmt.Sprintf("claim response tasks for %q", owner)
-	switch {
-	case owner == "":
-		return nil, fmt.Errorf("sqlite: %s: empty owner", op)
-	case lease <= 0:
-		return nil, fmt.Errorf("sqlite: %s: lease %v must be positive", op, lease)
-	case limit <= 0:
-		return nil, fmt.Errorf("sqlite: %s: limit must be positive, got %d", op, limit)
-	}
-	var out []store.ResponseTask
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = queryResponseTasks(ctx, tx, `UPDATE response_tasks SET lease_owner = ?, lease_until = ?
-			WHERE id IN (SELECT id FROM response_tasks
-				WHERE `+respOpen+` AND next_poll_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_poll_at, id LIMIT ?)
-			RETURNING `+respColumns,
-			owner, toMicros(now.Add(lease)), toMicros(now), toMicros(now), limit)
-		return err
-	})
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	// RETURNING promises no order.
-	slices.SortFunc(out, func(a, b store.ResponseTask) int {
-		if c := a.NextPollAt.Compare(b.NextPollAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return responseTasks.claim(ctx, s, fmt.Sprintf("claim response tasks for %q", owner), owner, now, lease, limit)
 }
 
 // UpdateResponseTask stores a poll's result and ends the lease. The WHERE
@@ -192,24 +164,6 @@ func respChangedOrConflict(ctx context.Context, tx *sql.Tx, res sql.Result, id, 
 		return fmt.Errorf("response task is leased by %q, not %q: %w", leaseOwner, owner, store.ErrConflict)
 	}
 	return fmt.Errorf("response task changed concurrently: %w", store.ErrConflict)
-}
-
-// queryResponseTasks runs q, which returns respColumns, and scans every row.
-func queryResponseTasks(ctx context.Context, db querier, q string, args ...any) ([]store.ResponseTask, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.ResponseTask
-	for rows.Next() {
-		t, err := scanResponseTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // scanResponseTask reads one row of respColumns.

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
@@ -93,50 +91,21 @@ func (s *Store) ListTasks(ctx context.Context, p store.TaskPage) ([]store.VideoT
 	}
 	q += ` ORDER BY created_at ` + order + `, id ` + order + ` LIMIT ?`
 	args = append(args, p.Limit)
-	out, err := queryTasks(ctx, s.db, q, args...)
+	out, err := videoTasks.query(ctx, s.db, q, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	return out, nil
 }
 
+// videoTasks is video_tasks for the queries leased tables share.
+var videoTasks = leased[store.VideoTask]{table: "video_tasks", open: taskOpen, columns: taskColumns, scan: scanTask,
+	order: func(t store.VideoTask) (time.Time, string) { return t.NextPollAt, t.ID }}
+
 // ClaimTasks leases up to limit due open tasks whose lease is free or ended
-// to owner until now+lease, earliest NextPollAt first. One UPDATE inside a
-// write transaction (BEGIN IMMEDIATE) picks and leases them, so concurrent
-// claimers, in this process or another, queue and never share a task.
-// (PostgreSQL will need FOR UPDATE SKIP LOCKED in the inner SELECT.)
+// to owner until now+lease, earliest NextPollAt first (see leased.claim).
 func (s *Store) ClaimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.VideoTask, error) {
-	op := fmt.Sprintf("claim tasks for %q", owner)
-	switch {
-	case owner == "":
-		return nil, fmt.Errorf("sqlite: %s: empty owner", op)
-	case lease <= 0:
-		return nil, fmt.Errorf("sqlite: %s: lease %v must be positive", op, lease)
-	case limit <= 0:
-		return nil, fmt.Errorf("sqlite: %s: limit must be positive, got %d", op, limit)
-	}
-	var out []store.VideoTask
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = queryTasks(ctx, tx, `UPDATE video_tasks SET lease_owner = ?, lease_until = ?
-			WHERE id IN (SELECT id FROM video_tasks
-				WHERE `+taskOpen+` AND next_poll_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_poll_at, id LIMIT ?)
-			RETURNING `+taskColumns,
-			owner, toMicros(now.Add(lease)), toMicros(now), toMicros(now), limit)
-		return err
-	})
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	// RETURNING promises no order.
-	slices.SortFunc(out, func(a, b store.VideoTask) int {
-		if c := a.NextPollAt.Compare(b.NextPollAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return videoTasks.claim(ctx, s, fmt.Sprintf("claim tasks for %q", owner), owner, now, lease, limit)
 }
 
 // UpdateTask stores a poll's result and ends the lease. The WHERE clause
@@ -205,7 +174,7 @@ func (s *Store) ExpiredTasks(ctx context.Context, before time.Time, limit int) (
 	if limit <= 0 {
 		return nil, fmt.Errorf("sqlite: expired tasks: limit must be positive, got %d", limit)
 	}
-	out, err := queryTasks(ctx, s.db, selectTask+` WHERE `+taskFinal+` AND created_at < ?
+	out, err := videoTasks.query(ctx, s.db, selectTask+` WHERE `+taskFinal+` AND created_at < ?
 		ORDER BY created_at, id LIMIT ?`, toMicros(before), limit)
 	if err != nil {
 		return nil, wrap("expired tasks", err)
@@ -255,29 +224,6 @@ func changedOrConflict(ctx context.Context, tx *sql.Tx, res sql.Result, id, owne
 		return fmt.Errorf("task is leased by %q, not %q: %w", leaseOwner, owner, store.ErrConflict)
 	}
 	return fmt.Errorf("task changed concurrently: %w", store.ErrConflict)
-}
-
-// querier is what both *sql.DB and *sql.Tx offer for queries.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// queryTasks runs q, which returns taskColumns, and scans every row.
-func queryTasks(ctx context.Context, db querier, q string, args ...any) ([]store.VideoTask, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.VideoTask
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // scanTask reads one row of taskColumns.
