@@ -96,9 +96,9 @@ var shapes = []shape{
 	// OpenAI and compatible keys (sk-..., sk-proj-..., Anthropic's
 	// sk-ant-api03-..., the gateway's own sk-mg-... from internal/apikey).
 	{regexp.MustCompile(`\bsk-` + tok + `{12,}`), Mark},
-	{regexp.MustCompile(`\bAIza` + tok + `{30,}`), Mark},       // Google API keys
-	{regexp.MustCompile(`\bxai-` + tok + `{20,}`), Mark},       // xAI
-	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), Mark},       // Groq
+	{regexp.MustCompile(`\bAIza` + tok + `{30,}`), Mark}, // Google API keys
+	{regexp.MustCompile(`\bxai-` + tok + `{20,}`), Mark}, // xAI
+	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), Mark}, // Groq
 	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*`), "${1}" + Mark},
 	// A credential in a URL query (Gemini takes ?key=, Azure SAS sig=).
 	{regexp.MustCompile(`(?i)([?&;](?:key|api[_-]?key|access_token|token|sig|signature)=)[^&\s"'#<>\\]+`), "${1}" + Mark},
