@@ -83,6 +83,7 @@ func spellings(s string) []string {
 // shape is one kind of key-shaped token; the text its pattern's first
 // group matched (a "Bearer " or "?key=") is kept before Mark.
 type shape struct {
+	hint string // lower case; a text without it cannot match, and is not scanned
 	re   *regexp.Regexp
 	repl string
 }
@@ -95,15 +96,15 @@ const tok = `[A-Za-z0-9_\-]`
 var shapes = []shape{
 	// OpenAI and compatible keys (sk-..., sk-proj-..., Anthropic's
 	// sk-ant-api03-..., the gateway's own sk-mg-... from internal/apikey).
-	{regexp.MustCompile(`\bsk-` + tok + `{12,}`), Mark},
-	{regexp.MustCompile(`\bAIza` + tok + `{30,}`), Mark}, // Google API keys
-	{regexp.MustCompile(`\bxai-` + tok + `{20,}`), Mark}, // xAI
-	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), Mark}, // Groq
-	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*`), "${1}" + Mark},
+	{"sk-", regexp.MustCompile(`\bsk-` + tok + `{12,}`), Mark},
+	{"aiza", regexp.MustCompile(`\bAIza` + tok + `{30,}`), Mark}, // Google API keys
+	{"xai-", regexp.MustCompile(`\bxai-` + tok + `{20,}`), Mark}, // xAI
+	{"gsk_", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), Mark}, // Groq
+	{"bearer", regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*`), "${1}" + Mark},
 	// A credential in a URL query (Gemini takes ?key=, Azure SAS sig=).
-	{regexp.MustCompile(`(?i)([?&;](?:key|api[_-]?key|access_token|token|sig|signature)=)[^&\s"'#<>\\]+`), "${1}" + Mark},
+	{"=", regexp.MustCompile(`(?i)([?&;](?:key|api[_-]?key|access_token|token|sig|signature)=)[^&\s"'#<>\\]+`), "${1}" + Mark},
 	// A key header echoed back (api-key: ..., x-goog-api-key=...).
-	{regexp.MustCompile(`(?i)\b((?:x-goog-|x-)?api[_-]?key["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/\-]{8,}`), "${1}" + Mark},
+	{"key", regexp.MustCompile(`(?i)\b((?:x-goog-|x-)?api[_-]?key["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/\-]{8,}`), "${1}" + Mark},
 }
 
 // String returns s with every known secret and every key-shaped token
@@ -115,8 +116,11 @@ func (r *Redactor) String(s string) string {
 	if r != nil && r.secrets != nil {
 		s = r.secrets.Replace(s)
 	}
+	lower := strings.ToLower(s)
 	for _, k := range shapes {
-		s = k.re.ReplaceAllString(s, k.repl)
+		if strings.Contains(lower, k.hint) {
+			s = k.re.ReplaceAllString(s, k.repl)
+		}
 	}
 	return s
 }

@@ -81,3 +81,13 @@ func TestError(t *testing.T) {
 		t.Error("Error(nil) is not nil")
 	}
 }
+
+// BenchmarkString is the cost of one vendor error message (error path only).
+func BenchmarkString(b *testing.B) {
+	r := redact.New("upstream-SECRET/123+abc==", "0123456789abcdef0123456789abcdef")
+	msg := "Incorrect API key provided: sk-upstream-SECRET-123. You can find your API key at https://platform.openai.com/account/api-keys."
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.String(msg)
+	}
+}
