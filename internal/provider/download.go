@@ -3,13 +3,15 @@ package provider
 import (
 	"fmt"
 
-	"github.com/modelgate/modelgate/internal/apierr"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/redact"
 )
 
 // Helpers for adapters that download results (videos) from a vendor.
@@ -82,6 +84,8 @@ func Clip(s string, n int) string {
 // VideoGone is the error of a vendor's 404 for its own video job: it wraps
 // ErrVideoGone for the poller and reads as a 502 to a client.
 func VideoGone(provider, id, vendorMsg string) error {
+	var shapes *redact.Redactor // key-shaped tokens only; the adapter redacted its secrets
+	vendorMsg = shapes.String(vendorMsg)
 	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeUpstreamError,
 		Message: "The upstream provider no longer has this video.",
 		Err:     fmt.Errorf("provider %s: video %s: HTTP 404: %s: %w", provider, id, vendorMsg, ErrVideoGone)}
@@ -96,7 +100,9 @@ type VideoGetter struct {
 	Client   *http.Client
 	Header   http.Header // the headers set from the config, keys included
 	MaxError int64       // the most of an error body read
-	Parse    func([]byte) VendorError
+	// Parse reads an error body: the adapter's own parser, which redacts
+	// the adapter's secrets (VendorError.Redact).
+	Parse func([]byte) VendorError
 }
 
 // Get sends GET u (for the job id, named in errors) accepting accept.

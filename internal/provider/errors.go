@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/redact"
 )
 
 // Causes used with context.WithCancelCause so a cancelled upstream call can
@@ -29,6 +31,32 @@ type VendorError struct {
 	Param   string
 }
 
+// Redact returns v with r's secrets and every key-shaped token removed
+// from its fields (see internal/redact; a nil r removes key shapes only).
+// Adapters call it with their own Redactor on every VendorError they read
+// from a vendor, before FromStatus or their own error makes use of it.
+func (v VendorError) Redact(r *redact.Redactor) VendorError {
+	return VendorError{Message: r.String(v.Message), Type: r.String(v.Type), Code: r.String(v.Code), Param: r.String(v.Param)}
+}
+
+// Secrets is the Redactor of the secrets an adapter sends its vendor: the
+// API key, the values of the configured headers (an operator may put a key
+// in any of them) and a password in the base URL. Vendors have been seen
+// echoing a key in an error message; the adapter redacts every message it
+// reads from its vendor with it.
+func Secrets(apiKey, baseURL string, headers map[string]string) *redact.Redactor {
+	s := []string{apiKey}
+	for _, v := range headers {
+		s = append(s, v)
+	}
+	if u, err := url.Parse(baseURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			s = append(s, pw)
+		}
+	}
+	return redact.New(s...)
+}
+
 // maxVendorMessage bounds how much of a vendor's message reaches the client.
 const maxVendorMessage = 2000
 
@@ -37,8 +65,11 @@ const maxVendorMessage = 2000
 // request (4xx other than auth); an auth failure means the gateway's
 // upstream key is wrong, which the client must neither see nor fix.
 //
-// Its errors are the vendor's own failures (see VendorFailed).
+// Its errors are the vendor's own failures (see VendorFailed). Key-shaped
+// tokens in v are redacted here whatever the caller did; the adapter's own
+// secrets are the caller's to redact (VendorError.Redact).
 func FromStatus(provider string, status int, h http.Header, v VendorError) *apierr.Error {
+	v = v.Redact(nil)
 	cause := vendorFailure{fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message)}
 	msg := truncate(v.Message)
 	switch {
@@ -97,6 +128,8 @@ func VendorFailed(err error) bool {
 // which the vendor says it made nothing (Imagen filtering every image), as
 // the vendor's own failure (see VendorFailed).
 func VendorRefused(e *apierr.Error) *apierr.Error {
+	var shapes *redact.Redactor // key-shaped tokens only
+	e.Message = shapes.String(e.Message)
 	e.Err = vendorFailure{fmt.Errorf("vendor refused: %s", e.Message)}
 	return e
 }
@@ -104,8 +137,12 @@ func VendorRefused(e *apierr.Error) *apierr.Error {
 // FromTransport maps a failure to reach or read the upstream. It returns
 // nil when the client itself went away (ctx cancelled without one of our
 // timeout causes), since then nobody is left to answer.
+//
+// Its cause is redacted of key-shaped tokens (a URL in a transport error
+// may carry ?key=).
 func FromTransport(ctx context.Context, provider string, err error) *apierr.Error {
-	cause := fmt.Errorf("provider %s: %w", provider, err)
+	var shapes *redact.Redactor // key-shaped tokens only
+	cause := shapes.Error(fmt.Errorf("provider %s: %w", provider, err))
 	switch c := context.Cause(ctx); {
 	case errors.Is(c, ErrIdleTimeout) || errors.Is(c, ErrTotalTimeout) || errors.Is(c, context.DeadlineExceeded):
 		return &apierr.Error{Status: http.StatusGatewayTimeout, Type: apierr.TypeServer, Code: apierr.CodeUpstreamTimeout,
@@ -131,9 +168,11 @@ func FromTransport(ctx context.Context, provider string, err error) *apierr.Erro
 }
 
 // BadResponse is a 502 for an upstream answer the gateway cannot parse.
+// Its cause, which may quote the answer, is redacted of key-shaped tokens.
 func BadResponse(provider string, err error) *apierr.Error {
+	var shapes *redact.Redactor // key-shaped tokens only
 	return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeServer, Code: apierr.CodeBadUpstreamResponse,
-		Message: "The upstream provider sent a malformed response.", Err: fmt.Errorf("provider %s: %w", provider, err)}
+		Message: "The upstream provider sent a malformed response.", Err: shapes.Error(fmt.Errorf("provider %s: %w", provider, err))}
 }
 
 func retryAfter(h http.Header, fallback time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -77,5 +78,43 @@ func TestFromTransport(t *testing.T) {
 		if e.Status != tc.want || e.Code != tc.code {
 			t.Errorf("%s: %d %s, want %d %s", tc.name, e.Status, e.Code, tc.want, tc.code)
 		}
+	}
+}
+
+// FromStatus redacts key-shaped tokens whatever the adapter did, in what
+// the client reads and in the cause for the log, and the error stays the
+// vendor's own failure (billing reads VendorFailed).
+func TestFromStatusRedactsKeyShapes(t *testing.T) {
+	v := VendorError{Message: "Incorrect API key provided: sk-proj-0123456789abcdefXYZ.", Code: "invalid_api_key",
+		Param: "AIzaSyA-0123456789abcdefghijklmnopqrstu"}
+	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusInternalServerError} {
+		e := FromStatus("p", status, nil, v)
+		for what, s := range map[string]string{"message": e.Message, "param": e.Param, "cause": e.Err.Error()} {
+			if strings.Contains(s, "sk-proj-") || strings.Contains(s, "AIza") {
+				t.Errorf("%d: %s holds a key: %q", status, what, s)
+			}
+		}
+		if !strings.Contains(e.Err.Error(), "Incorrect API key provided: [redacted].") {
+			t.Errorf("%d: cause %q lost the vendor's message", status, e.Err.Error())
+		}
+		if !VendorFailed(e) {
+			t.Errorf("%d: no longer the vendor's failure", status)
+		}
+	}
+	if e := FromStatus("p", http.StatusBadRequest, nil, v); e.Message != "Incorrect API key provided: [redacted]." {
+		t.Errorf("400 message %q", e.Message)
+	}
+	// An adapter's own secret, not shaped like a key, is its to redact.
+	own := VendorError{Message: "key 0123456789abcdef0123456789abcdef refused"}.Redact(Secrets("0123456789abcdef0123456789abcdef", "", nil))
+	if own.Message != "key [redacted] refused" {
+		t.Errorf("Redact: %q", own.Message)
+	}
+	sec := Secrets("", "https://user:password-in-url@vendor.example/v1", map[string]string{"X-Auth": "header-value-secret"})
+	if got := sec.String("password-in-url, header-value-secret"); got != "[redacted], [redacted]" {
+		t.Errorf("Secrets of base URL and headers: %q", got)
+	}
+	e := BadResponse("p", fmt.Errorf("unknown status in {\"auth\":\"Bearer abcdefgh12345678\"}: %w", context.Canceled))
+	if strings.Contains(e.Err.Error(), "abcdefgh12345678") || !errors.Is(e, context.Canceled) {
+		t.Errorf("BadResponse cause %q (unwraps to the cause: %v)", e.Err.Error(), errors.Is(e, context.Canceled))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/task"
 )
@@ -267,8 +268,11 @@ func usageRecord(t store.VideoTask, now time.Time, cost money.Micros, status int
 }
 
 // vendorError is the vendor's failure message, bounded, or a generic one.
+// The adapter redacted its own secrets from it; key-shaped tokens are
+// redacted here too, whichever adapter made it.
 func vendorError(msg string) string {
-	msg = strings.TrimSpace(strings.ToValidUTF8(msg, ""))
+	var shapes *redact.Redactor // key-shaped tokens only
+	msg = strings.TrimSpace(strings.ToValidUTF8(shapes.String(msg), ""))
 	if msg == "" {
 		return msgVendorFailed
 	}

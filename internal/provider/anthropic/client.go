@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
+	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -62,6 +63,7 @@ type Client struct {
 	maxBody   int64
 	maxError  int64
 	now       func() time.Time
+	secrets   *redact.Redactor // the key and header values, kept out of vendor messages
 }
 
 var (
@@ -99,6 +101,7 @@ func New(o Options) (*Client, error) {
 		name: o.Name, url: base + "/v1/messages", header: h,
 		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient, maxTokens: o.DefaultMaxTokens,
 		tokens: o.Tokenizer, maxBody: 64 << 20, maxError: 1 << 20, now: time.Now,
+		secrets: provider.Secrets(o.APIKey, base, o.Headers),
 	}
 	if c.timeout <= 0 {
 		c.timeout = 10 * time.Minute
@@ -144,7 +147,7 @@ func (c *Client) send(k *provider.Call, body []byte, stream bool) (*http.Respons
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, statusError(c.name, resp.StatusCode, resp.Header, b)
+		return nil, statusError(c.name, c.secrets, resp.StatusCode, resp.Header, b)
 	}
 	return resp, nil
 }
@@ -204,8 +207,9 @@ func (e errorBody) vendor() provider.VendorError {
 	return v
 }
 
-// statusError maps a non-2xx answer; 529 (overloaded) is a 503.
-func statusError(name string, status int, h http.Header, b []byte) error {
+// statusError maps a non-2xx answer; 529 (overloaded) is a 503. The
+// vendor's message is redacted of secrets.
+func statusError(name string, secrets *redact.Redactor, status int, h http.Header, b []byte) error {
 	var e errorBody
 	v := provider.VendorError{Message: strings.TrimSpace(string(b))}
 	if json.Unmarshal(b, &e) == nil && e.Error != nil {
@@ -214,16 +218,17 @@ func statusError(name string, status int, h http.Header, b []byte) error {
 	if status == 529 {
 		status = http.StatusServiceUnavailable
 	}
-	return provider.FromStatus(name, status, h, v)
+	return provider.FromStatus(name, status, h, v.Redact(secrets))
 }
 
-// eventError maps an error event inside a stream (or a 200 error body).
-func eventError(name string, e errorBody) error {
+// eventError maps an error event inside a stream (or a 200 error body),
+// its message redacted of secrets.
+func eventError(name string, secrets *redact.Redactor, e errorBody) error {
 	status := http.StatusBadGateway
 	if e.Error != nil {
 		if s, ok := errorTypeStatus[e.Error.Type]; ok {
 			status = s
 		}
 	}
-	return provider.FromStatus(name, status, nil, e.vendor())
+	return provider.FromStatus(name, status, nil, e.vendor().Redact(secrets))
 }

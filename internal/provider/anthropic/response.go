@@ -64,7 +64,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
 	if m.Type == "error" || m.Error != nil {
-		return nil, eventError(c.name, errorBody{Type: m.Type, Error: m.Error})
+		return nil, eventError(c.name, c.secrets, errorBody{Type: m.Type, Error: m.Error})
 	}
 	if m.ID == "" {
 		return nil, provider.BadResponse(c.name, errors.New("response has no message id"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
+	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
@@ -32,7 +33,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		var e errorBody
 		if json.Unmarshal(b, &e) == nil && e.Error != nil {
-			return nil, eventError(c.name, e)
+			return nil, eventError(c.name, c.secrets, e)
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
 	}
@@ -40,7 +41,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 }
 
 func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
-	return &stream{name: c.name, SSEBody: provider.NewSSEBody(k, body), now: c.now,
+	return &stream{name: c.name, secrets: c.secrets, SSEBody: provider.NewSSEBody(k, body), now: c.now,
 		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{},
 		thought: reasoningCount{tok: c.tokenizer(req)}}
 }
@@ -49,7 +50,8 @@ func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.C
 // keeps only the current chunk, the index of each open tool call and the
 // bounded count of the thinking delivered so far.
 type stream struct {
-	name string
+	name    string
+	secrets *redact.Redactor // redacts an error event (only)
 	provider.SSEBody
 	now          func() time.Time
 	model        string
@@ -177,7 +179,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		s.finished = true
 		return nil, true, nil
 	case "error":
-		return nil, false, eventError(s.name, errorBody{Type: e.Type, Error: e.Error})
+		return nil, false, eventError(s.name, s.secrets, errorBody{Type: e.Type, Error: e.Error})
 	}
 	return nil, false, nil // ping, content_block_stop, signature_delta, unknown events
 }

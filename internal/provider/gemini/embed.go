@@ -94,26 +94,26 @@ func (c *Client) embedBatch(ctx context.Context, model string, r *embedBatchRequ
 	if err != nil {
 		return nil, err
 	}
-	return embedVectors(c.name, b, len(r.Requests))
+	return c.embedVectors(b, len(r.Requests))
 }
 
 // embedVectors reads a BatchEmbedContentsResponse that must hold want
 // non-empty vectors.
-func embedVectors(name string, b []byte, want int) ([][]float32, error) {
+func (c *Client) embedVectors(b []byte, want int) ([][]float32, error) {
 	var res embedBatchResponse
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, provider.BadResponse(name, fmt.Errorf("embed response body: %w", err))
+		return nil, provider.BadResponse(c.name, fmt.Errorf("embed response body: %w", err))
 	}
 	if res.Error != nil {
-		return nil, vendorFailure(name, res.Error)
+		return nil, c.vendorFailure(res.Error)
 	}
 	if len(res.Embeddings) != want {
-		return nil, provider.BadResponse(name, fmt.Errorf("embed response has %d embeddings for %d inputs", len(res.Embeddings), want))
+		return nil, provider.BadResponse(c.name, fmt.Errorf("embed response has %d embeddings for %d inputs", len(res.Embeddings), want))
 	}
 	out := make([][]float32, want)
 	for i, e := range res.Embeddings {
 		if len(e.Values) == 0 {
-			return nil, provider.BadResponse(name, fmt.Errorf("embedding %d has no values", i))
+			return nil, provider.BadResponse(c.name, fmt.Errorf("embedding %d has no values", i))
 		}
 		out[i] = e.Values
 	}

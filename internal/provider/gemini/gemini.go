@@ -19,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
+	"github.com/modelgate/modelgate/internal/redact"
 )
 
 // DefaultBaseURL is the Gemini Developer API, version v1beta.
@@ -73,6 +74,7 @@ type Client struct {
 	fetcher  ImageFetcher
 	maxBody  int64
 	maxError int64
+	secrets  *redact.Redactor // the key and header values, kept out of vendor messages
 
 	now   func() time.Time           // creation times; tests fix it
 	newID func(prefix string) string // ids Gemini does not give; tests fix it
@@ -105,7 +107,7 @@ func New(o Options) (*Client, error) {
 	}
 	c := &Client{name: o.Name, base: versionedBase(base), header: h, timeout: o.Timeout, idle: o.IdleTimeout,
 		hc: o.HTTPClient, fetcher: o.Fetcher, maxBody: 64 << 20, maxError: 1 << 20,
-		now: time.Now, newID: oaiwire.NewID}
+		now: time.Now, newID: oaiwire.NewID, secrets: provider.Secrets(o.APIKey, base, o.Headers)}
 	if c.timeout <= 0 {
 		c.timeout = 10 * time.Minute
 	}
@@ -169,7 +171,7 @@ func (c *Client) send(ctx context.Context, req *provider.ChatRequest) (*provider
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	return k, resp, nil
 }
@@ -191,7 +193,7 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
 	if gr.Error != nil {
-		return nil, vendorFailure(c.name, gr.Error)
+		return nil, c.vendorFailure(gr.Error)
 	}
 	out, u := c.toOpenAI(&gr, req.PublicModel)
 	b, err := json.Marshal(out)
@@ -232,6 +234,12 @@ func parseWireError(b []byte) *wireError {
 	return e.Error
 }
 
+// vendorError reads Google's error body (parseVendorError) with the
+// client's secrets redacted: some vendors echo the key they were sent.
+func (c *Client) vendorError(b []byte) provider.VendorError {
+	return parseVendorError(b).Redact(c.secrets)
+}
+
 // vendorError keeps Google's status (e.g. INVALID_ARGUMENT) as the type and,
 // lower-cased, as the code the client sees on a 4xx.
 func vendorError(w *wireError) provider.VendorError {
@@ -239,13 +247,14 @@ func vendorError(w *wireError) provider.VendorError {
 }
 
 // vendorFailure maps an error object found inside a 200 answer or a stream:
-// its own code when that is an HTTP status, else a 502.
-func vendorFailure(name string, w *wireError) error {
+// its own code when that is an HTTP status, else a 502. Its message is
+// redacted of the client's secrets.
+func (c *Client) vendorFailure(w *wireError) error {
 	status := w.Code
 	if status < 400 || status > 599 {
 		status = http.StatusBadGateway
 	}
-	return provider.FromStatus(name, status, nil, vendorError(w))
+	return provider.FromStatus(c.name, status, nil, vendorError(w).Redact(c.secrets))
 }
 
 // unary posts body to {base}/models/{model}{method} (method such as
@@ -269,7 +278,7 @@ func (c *Client) unary(ctx context.Context, model, method string, body []byte) (
 	k.Touch()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	b, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
 	if err != nil {

@@ -121,7 +121,7 @@ func (c *Client) imagenAnswer(b []byte, aspect string) (*provider.ImageResponse,
 		return nil, provider.BadResponse(c.name, fmt.Errorf("imagen response: %w", err))
 	}
 	if ir.Error != nil {
-		return nil, vendorFailure(c.name, ir.Error)
+		return nil, c.vendorFailure(ir.Error)
 	}
 	res := &provider.ImageResponse{Created: c.now().Unix(), Size: "1024x1024"}
 	for _, r := range imagenRatios {

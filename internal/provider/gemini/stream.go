@@ -25,7 +25,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		if w := parseWireError(b); w != nil {
-			return nil, vendorFailure(c.name, w)
+			return nil, c.vendorFailure(w)
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
 	}
@@ -89,7 +89,7 @@ func (s *stream) Next() bool {
 			return false
 		}
 		if gr.Error != nil {
-			s.err = vendorFailure(s.c.name, gr.Error)
+			s.err = s.c.vendorFailure(gr.Error)
 			return false
 		}
 		if gr.UsageMetadata != nil {

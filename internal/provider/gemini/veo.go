@@ -145,6 +145,13 @@ func validOperation(name string) bool {
 // URI as Ref (refused, as failed, when it is not on the configured host);
 // done without one (the safety filter) → failed with the vendor's reasons.
 func (c *Client) veoJob(b []byte) (provider.VideoJob, error) {
+	job, err := c.veoOperation(b)
+	job.Error = c.secrets.String(job.Error) // shown to the client on the task
+	return job, err
+}
+
+// veoOperation is veoJob before the failure's reason is redacted.
+func (c *Client) veoOperation(b []byte) (provider.VideoJob, error) {
 	var op veoOperation
 	if err := json.Unmarshal(b, &op); err != nil {
 		return provider.VideoJob{}, provider.BadResponse(c.name, fmt.Errorf("veo operation: %w", err))
@@ -219,5 +226,5 @@ func (c *Client) VideoContent(ctx context.Context, job provider.VideoJob) (*prov
 // A redirect to another host does not carry the key.
 func (c *Client) veoGet(k *provider.Call, u, accept, id string) (*http.Response, error) {
 	return provider.VideoGetter{Provider: c.name, Client: c.hc, Header: c.header, MaxError: c.maxError,
-		Parse: parseVendorError}.Get(k, u, accept, id)
+		Parse: c.vendorError}.Get(k, u, accept, id)
 }

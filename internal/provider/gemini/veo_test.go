@@ -365,3 +365,22 @@ func TestVeoNoCancel(t *testing.T) {
 		t.Fatal("Client claims a cancel the Gemini API does not document")
 	}
 }
+
+// A failed operation whose message echoes the API key (or a configured
+// header's value) reaches the task without them: the poller shows it to
+// the client.
+func TestVeoFailureRedacted(t *testing.T) {
+	const key, header = "veo-upstream-secret-1234", "veo-header-secret-5678"
+	f := newVeoFake(t, 200, `{"name":"`+veoOp+`","done":true,"error":{"code":3,"message":"key `+key+` and header `+header+` refused"}}`)
+	c, err := New(Options{Name: "veo", BaseURL: f.URL, APIKey: key, Headers: map[string]string{"X-Extra": header}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := c.VideoStatus(context.Background(), "veo-3.1-generate-preview", veoOp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "key [redacted] and header [redacted] refused"; job.State != provider.VideoFailed || job.Error != want {
+		t.Errorf("got %+v, want failed with %q", job, want)
+	}
+}

@@ -59,7 +59,7 @@ func (c *Client) Transcribe(ctx context.Context, req *provider.TranscriptionRequ
 	k.Touch()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	body, err := provider.ReadBody(k.Reader(resp.Body), resp.ContentLength, c.maxBody)
 	if err != nil {

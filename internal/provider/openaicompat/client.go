@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/redact"
 )
 
 // Options configure one upstream.
@@ -70,6 +71,7 @@ type Client struct {
 	hc         *http.Client
 	maxBody    int64
 	maxError   int64
+	secrets    *redact.Redactor // the key and header values, kept out of vendor messages
 }
 
 var _ provider.Chatter = (*Client)(nil)
@@ -97,7 +99,7 @@ func New(o Options) (*Client, error) {
 	c := &Client{
 		name: o.Name, base: base, chatURL: base + "/chat/completions", header: h,
 		timeout: o.Timeout, idle: o.IdleTimeout, hc: o.HTTPClient,
-		maxBody: 64 << 20, maxError: 1 << 20,
+		maxBody: 64 << 20, maxError: 1 << 20, secrets: provider.Secrets(o.APIKey, o.BaseURL, o.Headers),
 	}
 	if o.Azure {
 		v := o.APIVersion
@@ -129,6 +131,12 @@ func New(o Options) (*Client, error) {
 		c.chatHeader[i].Set("Accept", accept)
 	}
 	return c, nil
+}
+
+// vendorError reads a vendor's error body (parseVendorError) with the
+// client's secrets redacted: some vendors echo the key they were sent.
+func (c *Client) vendorError(b []byte) provider.VendorError {
+	return parseVendorError(b).Redact(c.secrets)
 }
 
 // NewTransport is a transport sized for a proxy: many idle connections per
@@ -253,7 +261,7 @@ func (c *Client) send(k *provider.Call, req *provider.ChatRequest) (*http.Respon
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	return resp, nil
 }
@@ -280,7 +288,7 @@ func (c *Client) Chat(ctx context.Context, req *provider.ChatRequest) (*provider
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
 	if ev := sp[keyError].Value(body); ev != nil && !jsonx.IsNull(ev) {
-		return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(body))
+		return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, c.vendorError(body))
 	}
 	q := publicModel(req)
 	edit := jsonx.Edit{Start: closeAt, End: closeAt}

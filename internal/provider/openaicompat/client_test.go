@@ -286,7 +286,7 @@ func FuzzStreamSplits(f *testing.F) {
 func transform(t testing.TB, pieces [][]byte) string {
 	pr := &piecesReader{pieces: pieces}
 	k := provider.StartCall(context.Background(), time.Hour, time.Hour)
-	s := newStream("fuzz", k, pr, []byte(`"pub"`), false)
+	s := newStream("fuzz", nil, k, pr, []byte(`"pub"`), false)
 	var out strings.Builder
 	for s.Next() {
 		out.Write(s.Chunk())
@@ -363,7 +363,7 @@ func BenchmarkStreamTransform(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		k := provider.StartCall(context.Background(), time.Hour, time.Hour)
-		s := newStream("b", k, io.NopCloser(bytes.NewReader(fixture)), []byte(`"pub"`), false)
+		s := newStream("b", nil, k, io.NopCloser(bytes.NewReader(fixture)), []byte(`"pub"`), false)
 		for s.Next() {
 		}
 		if s.Err() != nil {

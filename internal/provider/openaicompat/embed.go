@@ -56,7 +56,7 @@ func (c *Client) embedAnswer(b []byte, h http.Header, public string) (*provider.
 		return nil, provider.BadResponse(c.name, fmt.Errorf("embeddings response body: %w", err))
 	}
 	if ev, ok := jsonx.Field(b, "error"); ok && !jsonx.IsNull(ev) {
-		return nil, provider.FromStatus(c.name, http.StatusBadGateway, h, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, http.StatusBadGateway, h, c.vendorError(b))
 	}
 	if data, ok := jsonx.Field(b, "data"); !ok || len(data) == 0 || data[0] != '[' {
 		return nil, provider.BadResponse(c.name, errors.New("embeddings response has no data array"))

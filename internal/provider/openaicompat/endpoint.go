@@ -51,7 +51,7 @@ func (c *Client) Do(k *provider.Call, method, u, contentType, accept string, bod
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	return resp, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/redact"
 )
 
 var (
@@ -73,19 +74,20 @@ func (c *Client) readImages(k *provider.Call, resp *http.Response) (*provider.Im
 	if err != nil {
 		return nil, provider.FromTransport(k.Ctx, c.name, err)
 	}
-	return parseImages(c.name, resp.Header, b)
+	return parseImages(c.name, c.secrets, resp.Header, b)
 }
 
 // parseImages reads an ImagesResponse body: data items become images, the
 // other members (usage, size, quality, background, output_format, ...) are
-// kept for the client.
-func parseImages(name string, h http.Header, b []byte) (*provider.ImageResponse, error) {
+// kept for the client. An error object in it is the vendor's failure,
+// redacted of secrets.
+func parseImages(name string, secrets *redact.Redactor, h http.Header, b []byte) (*provider.ImageResponse, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil || top == nil {
 		return nil, provider.BadResponse(name, fmt.Errorf("images response is not a JSON object: %v", err))
 	}
 	if ev, ok := top["error"]; ok && !jsonx.IsNull(ev) {
-		return nil, provider.FromStatus(name, http.StatusBadGateway, h, parseVendorError(b))
+		return nil, provider.FromStatus(name, http.StatusBadGateway, h, parseVendorError(b).Redact(secrets))
 	}
 	res := &provider.ImageResponse{}
 	if raw, ok := top["created"]; ok {
@@ -174,7 +176,7 @@ func (c *Client) EditImages(ctx context.Context, req *provider.ImageEditRequest)
 	k.Touch()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	return c.readImages(k, resp)
 }

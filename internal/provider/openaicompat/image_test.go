@@ -94,13 +94,13 @@ func TestParseImages(t *testing.T) {
 		{"data not an array", `{"created":1,"data":{}}`, 502},
 		{"error with 200", `{"error":{"message":"boom","type":"server_error"}}`, 502},
 	} {
-		_, err := parseImages("fake", http.Header{}, []byte(tc.body))
+		_, err := parseImages("fake", nil, http.Header{}, []byte(tc.body))
 		var e *apierr.Error
 		if !errors.As(err, &e) || e.Status != tc.status {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	res, err := parseImages("fake", http.Header{}, []byte(`{"created":5,"data":[]}`))
+	res, err := parseImages("fake", nil, http.Header{}, []byte(`{"created":5,"data":[]}`))
 	if err != nil || len(res.Images) != 0 || res.Extra != nil {
 		t.Fatalf("empty answer: %+v %v", res, err)
 	}

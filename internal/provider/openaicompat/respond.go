@@ -156,11 +156,11 @@ func (c *Client) RespondStream(ctx context.Context, req *provider.ResponsesReque
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		if ev, ok := jsonx.Field(b, "error"); jsonx.Check(b, 64) == nil && ok && !jsonx.IsNull(ev) {
-			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(b))
+			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, c.vendorError(b))
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
 	}
-	return newEventStream(c.name, k, resp.Body, quoteString(req.PublicModel)), nil
+	return newEventStream(c.name, c.secrets, k, resp.Body, quoteString(req.PublicModel)), nil
 }
 
 // GetResponse fetches a stored response. The vendor's 404 stays a 404
@@ -193,7 +193,7 @@ func (c *Client) stored(ctx context.Context, method, suffix string, g *provider.
 	k.Touch()
 	if resp.StatusCode == http.StatusNotFound {
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		v := parseVendorError(b)
+		v := c.vendorError(b)
 		msg := v.Message
 		if msg == "" || !strings.Contains(msg, g.ID) {
 			msg = fmt.Sprintf("Response with id '%s' not found.", g.ID)
@@ -203,7 +203,7 @@ func (c *Client) stored(ctx context.Context, method, suffix string, g *provider.
 	}
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, parseVendorError(b))
+		return nil, provider.FromStatus(c.name, resp.StatusCode, resp.Header, c.vendorError(b))
 	}
 	return c.readResponse(k, resp, g.Public, g.Upstream)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
@@ -17,7 +18,8 @@ import (
 // of the terminal event is kept for billing; an upstream "error" event ends
 // the stream with Err, so the gateway answers it in its own words.
 type eventStream struct {
-	name string
+	name    string
+	secrets *redact.Redactor // redacts an error event (only)
 	provider.SSEBody
 	model []byte // quoted public model id
 
@@ -34,8 +36,8 @@ var (
 	_ provider.Buffered    = (*eventStream)(nil)
 )
 
-func newEventStream(name string, k *provider.Call, body io.ReadCloser, model []byte) *eventStream {
-	return &eventStream{name: name, SSEBody: provider.NewSSEBody(k, body), model: model}
+func newEventStream(name string, secrets *redact.Redactor, k *provider.Call, body io.ReadCloser, model []byte) *eventStream {
+	return &eventStream{name: name, secrets: secrets, SSEBody: provider.NewSSEBody(k, body), model: model}
 }
 
 // Next reads the next upstream event.
@@ -70,7 +72,7 @@ func (s *eventStream) Next() bool {
 			return false
 		}
 		if typ == "error" {
-			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseStreamError(data))
+			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseStreamError(data).Redact(s.secrets))
 			return false
 		}
 		if resp, ok := jsonx.Field(data, "response"); ok && len(resp) > 0 && resp[0] == '{' {

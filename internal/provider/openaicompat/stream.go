@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
@@ -28,21 +29,22 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
 		if ev, ok := jsonx.Field(b, "error"); jsonx.Check(b, 64) == nil && ok && !jsonx.IsNull(ev) {
-			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, parseVendorError(b))
+			return nil, provider.FromStatus(c.name, http.StatusBadGateway, resp.Header, c.vendorError(b))
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
 	}
-	return newStream(c.name, k, resp.Body, publicModel(req), req.IncludeUsage), nil
+	return newStream(c.name, c.secrets, k, resp.Body, publicModel(req), req.IncludeUsage), nil
 }
 
-func newStream(name string, k *provider.Call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
-	return &stream{name: name, SSEBody: provider.NewSSEBody(k, body),
+func newStream(name string, secrets *redact.Redactor, k *provider.Call, body io.ReadCloser, model []byte, includeUsage bool) *stream {
+	return &stream{name: name, secrets: secrets, SSEBody: provider.NewSSEBody(k, body),
 		model: model, includeUsage: includeUsage}
 }
 
 // stream reads upstream SSE event by event; it keeps only the current chunk.
 type stream struct {
-	name string
+	name    string
+	secrets *redact.Redactor // redacts an error event (only)
 	provider.SSEBody
 	model        []byte // quoted public model id
 	includeUsage bool
@@ -108,7 +110,7 @@ func (s *stream) Next() bool {
 			return false
 		}
 		if ev := sp[keyError].Value(data); ev != nil && !jsonx.IsNull(ev) {
-			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseVendorError(data))
+			s.err = provider.FromStatus(s.name, http.StatusBadGateway, nil, parseVendorError(data).Redact(s.secrets))
 			return false
 		}
 		if finish {

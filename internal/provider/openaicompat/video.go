@@ -131,7 +131,7 @@ func (c *Client) videoGet(k *provider.Call, id, suffix, accept string) (*http.Re
 	}
 	u := c.URL("videos/"+url.PathEscape(id)+suffix, "")
 	return provider.VideoGetter{Provider: c.name, Client: c.hc, Header: c.header, MaxError: c.maxError,
-		Parse: parseVendorError}.Get(k, u, accept, id)
+		Parse: c.vendorError}.Get(k, u, accept, id)
 }
 
 // readVideo reads a Video object answer.
@@ -140,7 +140,9 @@ func (c *Client) readVideo(k *provider.Call, resp *http.Response) (provider.Vide
 	if err != nil {
 		return provider.VideoJob{}, provider.FromTransport(k.Ctx, c.name, err)
 	}
-	return parseVideo(c.name, b)
+	job, err := parseVideo(c.name, b)
+	job.Error = c.secrets.String(job.Error) // shown to the client on the task
+	return job, err
 }
 
 // parseVideo maps a Video object to a job: queued → queued, in_progress
