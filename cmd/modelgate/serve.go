@@ -48,7 +48,7 @@ func serveCmd(args []string, e env) int {
 	defer stop()
 	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
 
-	a, err := app.New(ctx, cfg, app.Options{Logger: log, Out: e.stdout, Version: version})
+	a, err := app.New(ctx, cfg, app.Options{Logger: log, Out: e.stdout, Version: version, FileLimit: fileLimit()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
 		return 1
@@ -65,7 +65,7 @@ func serveCmd(args []string, e env) int {
 	}
 	log.Info("modelgate listening", "addr", "http://"+ln.Addr().String()+"/v1", "version", version,
 		"database", cfg.Database, "providers", len(cfg.Providers),
-		"gc_percent", gc, "memory_limit", limit)
+		"gc_percent", gc, "memory_limit", limit, "max_connections", a.MaxConns())
 	if err := a.Run(ctx, ln); err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1

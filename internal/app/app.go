@@ -42,6 +42,10 @@ type Options struct {
 	// FetchPrivate lets the image fetcher reach loopback and private
 	// addresses: tests only (their image servers are httptest servers).
 	FetchPrivate bool
+	// FileLimit is the process's file descriptor limit (RLIMIT_NOFILE),
+	// from which max_connections defaults (0: unknown; then connections
+	// are capped only by a configured max_connections).
+	FileLimit uint64
 }
 
 // App is a wired gateway.
@@ -61,6 +65,7 @@ type App struct {
 	sweepers []*imagestore.Sweeper // delete images whose URLs expired, and orphaned videos
 	upkeep   *upkeep               // usage retention, refused-request counter (upkeep.go)
 	poller   *video.Poller         // drives video tasks (video.go)
+	maxConns int                   // client connections held at once (0: no cap)
 }
 
 // OpenStore opens the configured database (CLI commands share it); log
@@ -104,7 +109,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: route.New(deps),
-		catalog: cat, instance: NewID("gw_")}
+		catalog: cat, instance: NewID("gw_"), maxConns: cfg.MaxConnections}
+	if a.maxConns == 0 && o.FileLimit > 0 {
+		a.maxConns = server.DefaultMaxConns(o.FileLimit)
+	}
 	if a.journal, err = usage.OpenJournal(journalDir(cfg)); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -177,7 +185,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
-			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory})
+			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory, MaxConns: a.maxConns})
 	return a, nil
 }
 
@@ -207,6 +215,10 @@ func modelIDs(r *route.Router) []string {
 	}
 	return ids
 }
+
+// MaxConns is the cap on client connections held at once: max_connections,
+// or the default from the file limit (0: none).
+func (a *App) MaxConns() int { return a.maxConns }
 
 // Store is the app's store (tests inspect it).
 func (a *App) Store() store.Store { return a.store }

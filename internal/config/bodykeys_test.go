@@ -34,14 +34,15 @@ func TestBodyKeys(t *testing.T) {
 	if c, ps = load("max_request_bytes: 67108864\n"); len(ps) != 0 || c.MaxBodyMemory != 4*64<<20 {
 		t.Errorf("max_body_memory %d with 64 MiB bodies, %v", c.MaxBodyMemory, ps)
 	}
-	if c, ps = load("read_timeout: 5s\nmax_body_memory: 33554432\n"); len(ps) != 0 ||
-		time.Duration(c.ReadTimeout) != 5*time.Second || c.MaxBodyMemory != 32<<20 {
+	if c, ps = load("read_timeout: 5s\nmax_body_memory: 33554432\nmax_connections: 500\n"); len(ps) != 0 ||
+		time.Duration(c.ReadTimeout) != 5*time.Second || c.MaxBodyMemory != 32<<20 || c.MaxConnections != 500 {
 		t.Errorf("explicit: %s %d %v", c.ReadTimeout, c.MaxBodyMemory, ps)
 	}
 	for _, tc := range []struct{ yaml, want string }{
 		{"read_timeout: 0s\n", "1: read_timeout must be a positive duration"},
 		{"max_body_memory: 1048576\n", "1: max_body_memory must be at least max_request_bytes (20971520)"},
 		{"max_body_memory: 0\n", "1: max_body_memory must be at least max_request_bytes"},
+		{"max_connections: -1\n", "1: max_connections must be 0 (from the process's file limit) or a positive number"},
 	} {
 		_, ps := load(tc.yaml)
 		if !HasErrors(ps) || !strings.Contains(ps[0].String(), tc.want) {

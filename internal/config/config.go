@@ -55,10 +55,11 @@ type Config struct {
 	AuthCacheTTL    Duration         `yaml:"auth_cache_ttl"`
 	ReadTimeout     Duration         `yaml:"read_timeout"`
 	MaxBodyMemory   int64            `yaml:"max_body_memory"`
-	WriteTimeout    Duration         `yaml:"write_timeout"` // longest block of one stream write to a client
-	DrainTimeout    Duration         `yaml:"drain_timeout"` // how long a reasoning answer is read on after its client left, for the vendor's usage
-	GCPercent       int              `yaml:"gc_percent"`    // the Go garbage collector's GOGC, unless GOGC is set
-	MemoryLimit     int64            `yaml:"memory_limit"`  // the Go runtime's soft memory limit, unless GOMEMLIMIT is set; 0: none
+	WriteTimeout    Duration         `yaml:"write_timeout"`   // longest block of one stream write to a client
+	DrainTimeout    Duration         `yaml:"drain_timeout"`   // how long a reasoning answer is read on after its client left, for the vendor's usage
+	GCPercent       int              `yaml:"gc_percent"`      // the Go garbage collector's GOGC, unless GOGC is set
+	MemoryLimit     int64            `yaml:"memory_limit"`    // the Go runtime's soft memory limit, unless GOMEMLIMIT is set; 0: none
+	MaxConnections  int              `yaml:"max_connections"` // client connections held at once; 0: from the file limit
 	Log             Log              `yaml:"log"`
 	Usage           Usage            `yaml:"usage"`
 	Providers       []Provider       `yaml:"providers"`

@@ -89,6 +89,9 @@ func (v *validator) server() {
 			c.MaxRequestBytes, c.MaxBodyMemory)
 	}
 	v.positive(c.line("write_timeout", 0), "write_timeout", c.WriteTimeout)
+	if c.MaxConnections < 0 {
+		v.errorf(c.line("max_connections", 0), "max_connections must be 0 (from the process's file limit) or a positive number, got %d", c.MaxConnections)
+	}
 	if c.DrainTimeout < 0 {
 		v.errorf(c.line("drain_timeout", 0), "drain_timeout must be 0 (charge the reservation at once) or a positive duration (like 15s), got %s", c.DrainTimeout)
 	}

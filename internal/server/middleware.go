@@ -31,6 +31,9 @@ type Options struct {
 	// BodyMemory bounds the request-body bytes held in memory at once,
 	// across all requests (0: no bound); see HoldBody.
 	BodyMemory int64
+	// MaxConns caps the client connections held open (0: no cap); at the
+	// cap the longest idle are closed to admit new ones (connlimit.go).
+	MaxConns int
 }
 
 // tracker counts in-flight requests so shutdown can wait for them.

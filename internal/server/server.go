@@ -20,6 +20,7 @@ type Server struct {
 	drain time.Duration
 	log   *slog.Logger
 	abort func() // cancels every request's context after the drain period
+	limit *connLimit // nil: connections are not capped
 }
 
 // New wraps h with the middleware. drain is how long shutdown waits for
@@ -46,6 +47,14 @@ func New(h http.Handler, drain time.Duration, o Options) *Server {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	if o.MaxConns > 0 {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		s.limit = newConnLimit(o.MaxConns, s.log, now)
+		s.http.ConnState = s.limit.state
+	}
 	return s
 }
 
@@ -61,6 +70,9 @@ func (s *Server) BodyMemoryHeld() int64 { return s.mem.used.Load() }
 // returns once every handler has returned, so whatever they record is
 // recorded before the caller flushes it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.limit != nil {
+		ln = s.limit.limited(ln)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(ln) }()
 	select {

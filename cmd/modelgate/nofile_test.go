@@ -1,0 +1,151 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestServeHoldsIdleConnectionsWithinFileLimit runs the binary with a file
+// limit of 256 descriptors and holds 400 idle connections to it: the
+// gateway caps its connections from the limit (max_connections 64),
+// closing the longest idle for each newcomer, so /healthz and a real
+// request are still answered and nothing fails with "too many open files".
+// Without the cap the 256 descriptors run out and accept, the store and
+// upstream dials fail with EMFILE.
+func TestServeHoldsIdleConnectionsWithinFileLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to set the file limit with")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "modelgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command("sh", "-c", `ulimit -n 256 && exec "$0" serve --listen 127.0.0.1:0`, bin)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MODELGATE_CONFIG=")
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var (
+		mu   sync.Mutex
+		logs strings.Builder
+	)
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := addrLine.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	keyc := make(chan string, 1)
+	go func() {
+		b := make([]byte, 0, 4096)
+		buf := make([]byte, 512)
+		for {
+			n, err := stdout.Read(buf)
+			b = append(b, buf[:n]...)
+			if k := regexp.MustCompile(`sk-mg-[0-9A-Za-z]+`).Find(b); k != nil {
+				keyc <- string(k)
+				_, _ = io.Copy(io.Discard, stdout)
+				return
+			}
+			if err != nil {
+				keyc <- ""
+				return
+			}
+		}
+	}()
+	var base, secret string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not report its address")
+	}
+	if secret = <-keyc; secret == "" {
+		t.Fatal("the first start printed no key")
+	}
+	mu.Lock()
+	started := logs.String()
+	mu.Unlock()
+	if !strings.Contains(started, "max_connections=64") {
+		t.Errorf("the start line does not give max_connections=64 ((256 - 128) / 2):\n%s", started)
+	}
+
+	// 400 connections that send nothing, as a flood of idle sockets would.
+	host := strings.TrimPrefix(base, "http://")
+	var idle []net.Conn
+	for range 400 {
+		c, err := net.DialTimeout("tcp", host, 10*time.Second)
+		if err != nil {
+			t.Fatalf("dial after %d connections: %v", len(idle), err)
+		}
+		idle = append(idle, c)
+	}
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	for i := range 3 {
+		resp, err := client.Get(base + "/healthz")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("healthz %d with 400 idle connections held: %v %v", i, resp, err)
+		}
+		resp.Body.Close()
+		req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
+			strings.NewReader(`{"model":"demo-chat","messages":[{"role":"user","content":"Hello!"}]}`))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err = client.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("chat %d with 400 idle connections held: %v %v", i, resp, err)
+		}
+		resp.Body.Close()
+	}
+	// Of the 400, all but the newest few were closed to admit the others.
+	closed := 0
+	for _, c := range idle {
+		_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed < 400-64 {
+		t.Errorf("%d of 400 idle connections closed, want at least %d", closed, 400-64)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(strings.ToLower(logs.String()), "too many open files") {
+		t.Errorf("the log has EMFILE:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "closed the longest idle") {
+		t.Errorf("no WARN line about connections closed at the cap:\n%s", logs.String())
+	}
+}
