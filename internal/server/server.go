@@ -19,7 +19,7 @@ type Server struct {
 	mem   *budget
 	drain time.Duration
 	log   *slog.Logger
-	abort func() // cancels every request's context after the drain period
+	abort func()     // cancels every request's context after the drain period
 	limit *connLimit // nil: connections are not capped
 }
 
