@@ -126,11 +126,12 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 	if mp.Free {
 		return c, nil
 	}
-	unsized, err := h.unsized(p, chatUnsized(body))
+	marks := markChat(body)
+	unsized, err := h.unsized(p, chatUnsized(body, marks))
 	if err != nil {
 		return nil, err
 	}
-	if a, ok := chatAsk(mp, params, body); ok {
+	if a, ok := chatAsk(mp, params, body, marks); ok {
 		if c.plan, err = surcharge.New(mp, a, h.imageModels(p)); err != nil {
 			return nil, err
 		}

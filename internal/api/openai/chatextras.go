@@ -11,14 +11,52 @@ import (
 
 // What a chat request makes the vendor bill beyond its tokens at the
 // model's default prices (see internal/surcharge), and input it does not
-// show. Both look inside messages only when the body holds the marker they
-// look for, so a plain request pays one bytes.Contains for each.
+// show. Both look inside messages only when the body may hold the marker
+// they look for (see markChat), so a plain request pays two IndexByte
+// passes for both.
+
+// chatMarks says which markers a chat body may hold: "input_audio" (an
+// audio content part) and "file_id" (a file sent by id).
+type chatMarks struct{ inputAudio, fileID bool }
+
+// markChat finds the markers in two IndexByte passes: one over the
+// backslashes (a \u escape can spell any marker, so a body with one is
+// walked whole) and one over the underscores that both markers have, each
+// checked in place. A bytes.Contains per marker cost ~0.7 µs on a 1 KB
+// body (the quote they start with is everywhere in JSON); these cost a
+// tenth of that.
+func markChat(body []byte) chatMarks {
+	for i := 0; i < len(body); {
+		j := bytes.IndexByte(body[i:], '\\')
+		if j < 0 {
+			break
+		}
+		j += i
+		if j+1 < len(body) && body[j+1] == 'u' {
+			return chatMarks{inputAudio: true, fileID: true}
+		}
+		i = j + 2
+	}
+	var m chatMarks
+	for i := 0; i < len(body); {
+		j := bytes.IndexByte(body[i:], '_')
+		if j < 0 {
+			break
+		}
+		j += i
+		before, after := body[:j], body[j+1:]
+		m.inputAudio = m.inputAudio || bytes.HasSuffix(before, []byte(`"input`)) && bytes.HasPrefix(after, []byte(`audio"`))
+		m.fileID = m.fileID || bytes.HasSuffix(before, []byte(`"file`)) && bytes.HasPrefix(after, []byte(`id"`))
+		i = j + 1
+	}
+	return m
+}
 
 // chatAsk is what a chat request asks for beyond tokens; ok is false when
 // it asks for nothing (no plan is needed: the default tier's prices).
-func chatAsk(mp billing.ModelPrice, params chatParams, body []byte) (a surcharge.Ask, ok bool) {
+func chatAsk(mp billing.ModelPrice, params chatParams, body []byte, m chatMarks) (a surcharge.Ask, ok bool) {
 	a = surcharge.Ask{Tier: params.tier, SearchOptions: params.searchOptions, Choices: params.N, AudioOut: params.audioOut}
-	if bytes.Contains(body, []byte(`"input_audio"`)) {
+	if m.inputAudio {
 		a.AudioIn = firstPart(body, func(part []byte) bool { return stringMember(part, "type") == "input_audio" }, "")
 	}
 	switch a.Tier {
@@ -31,8 +69,8 @@ func chatAsk(mp billing.ModelPrice, params chatParams, body []byte) (a surcharge
 // chatUnsized names the first part of a chat request that makes the
 // vendor bill input whose size the gateway cannot know: a file sent by id
 // ("" when there is none).
-func chatUnsized(body []byte) string {
-	if !bytes.Contains(body, []byte(`"file_id"`)) {
+func chatUnsized(body []byte, m chatMarks) string {
+	if !m.fileID {
 		return ""
 	}
 	return firstPart(body, func(part []byte) bool {
