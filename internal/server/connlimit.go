@@ -42,21 +42,28 @@ func DefaultMaxConns(nofile uint64) int {
 	return int(n)
 }
 
-// connLimit tracks the server's connections by state and caps them.
+// connLimit tracks the server's connections by state and caps them. The
+// idle list is in the order the connections became idle (accepted, for a
+// new one; answered, for a keep-alive one), so its front is the one idle
+// longest and no timestamps are needed.
 type connLimit struct {
-	max int
-	log *slog.Logger
-	now func() time.Time
+	max   int
+	log   *slog.Logger
+	now   func() time.Time
+	every time.Duration                           // shortest time between two WARN lines
+	after func(time.Duration, func()) func() bool // time.AfterFunc, returning Stop (tests replace it)
 
 	mu    sync.Mutex
 	conns map[net.Conn]*connEntry
-	idle  *list.List // of net.Conn: New or Idle, longest idle first
-	open  int        // tracked connections not closed by the limit
-	wake  chan struct{}
+	idle  *list.List    // of net.Conn: New or Idle, longest idle first
+	open  int           // tracked connections not closed by the limit
+	waitc chan struct{} // closed when a slot may have come free; nil while nobody waits
 
-	closedIdle uint64    // idle connections closed to admit new ones, since start
-	unlogged   uint64    // of which not logged yet
-	lastLog    time.Time // when the last WARN line about them was written
+	closedIdle uint64      // idle connections closed to admit new ones, since start
+	unlogged   uint64      // of which not logged yet
+	lastLog    time.Time   // when the last WARN line about them was written
+	stopLog    func() bool // stops the timer that writes the unlogged ones; nil when none is set
+	stopped    bool        // the server stopped: the last line is written, no timer is set again
 }
 
 // connEntry is a connection's place: el is its element in idle while it
@@ -71,8 +78,9 @@ type connEntry struct {
 const logEvery = time.Minute
 
 func newConnLimit(max int, log *slog.Logger, now func() time.Time) *connLimit {
-	return &connLimit{max: max, log: log, now: now, conns: map[net.Conn]*connEntry{}, idle: list.New(),
-		wake: make(chan struct{}, 1)}
+	return &connLimit{max: max, log: log, now: now, every: logEvery,
+		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
+		conns: map[net.Conn]*connEntry{}, idle: list.New()}
 }
 
 // ClosedIdle is how many idle connections were closed at the cap to admit
@@ -90,9 +98,9 @@ func (s *Server) ClosedIdle() uint64 {
 // or out of the idle list.
 func (l *connLimit) state(c net.Conn, st http.ConnState) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	e := l.conns[c]
 	if e == nil {
-		l.mu.Unlock()
 		return // hijacked earlier, or not accepted through the limit
 	}
 	switch st {
@@ -101,6 +109,7 @@ func (l *connLimit) state(c net.Conn, st http.ConnState) {
 			l.idle.Remove(e.el)
 			e.el = nil
 		}
+		return
 	case http.StateIdle:
 		if e.el == nil && !e.evicted {
 			e.el = l.idle.PushBack(c)
@@ -113,62 +122,125 @@ func (l *connLimit) state(c net.Conn, st http.ConnState) {
 		if !e.evicted {
 			l.open--
 		}
+	default:
+		return // StateNew: tracked as idle since it was accepted
 	}
-	l.mu.Unlock()
-	if st != http.StateActive {
-		select { // a slot may be free or freeable now
-		case l.wake <- struct{}{}:
-		default:
-		}
+	if l.waitc != nil { // a slot is free or freeable now: wake the accepters
+		close(l.waitc)
+		l.waitc = nil
 	}
 }
 
-// admit waits until one more connection may be tracked: there is room,
-// or there is an idle connection to close for it. It returns false when
+// roomLocked reports whether one more connection may come in: there is
+// room, or an idle connection to close for it. l.mu is held.
+func (l *connLimit) roomLocked() bool { return l.open < l.max || l.idle.Len() > 0 }
+
+// waitLocked waits, with l.mu held and held again on return, until state
+// reports a change; false when done is closed first.
+func (l *connLimit) waitLocked(done <-chan struct{}) bool {
+	if l.waitc == nil {
+		l.waitc = make(chan struct{})
+	}
+	ch := l.waitc
+	l.mu.Unlock()
+	defer l.mu.Lock()
+	select {
+	case <-ch:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// admit tracks c, which starts idle (it has sent no request yet), closing
+// the longest idle connection first when at the cap. While every
+// connection is busy it waits for one to finish or go idle, holding c:
+// the one connection past the cap; those behind it wait in the kernel's
+// backlog, since Accept is not called meanwhile. It returns false when
 // done is closed first.
-func (l *connLimit) admit(done <-chan struct{}) bool {
-	for {
-		l.mu.Lock()
-		if l.open < l.max {
+func (l *connLimit) admit(c net.Conn, done <-chan struct{}) bool {
+	l.mu.Lock()
+	for !l.roomLocked() {
+		if !l.waitLocked(done) {
 			l.mu.Unlock()
-			return true
-		}
-		if front := l.idle.Front(); front != nil {
-			victim := front.Value.(net.Conn)
-			e := l.conns[victim]
-			l.idle.Remove(front)
-			e.el, e.evicted = nil, true
-			l.open--
-			l.closedIdle++
-			l.unlogged++
-			logNow := l.lastLog.IsZero() || l.now().Sub(l.lastLog) >= logEvery
-			var n uint64
-			if logNow {
-				n, l.unlogged, l.lastLog = l.unlogged, 0, l.now()
-			}
-			l.mu.Unlock()
-			_ = victim.Close()
-			if logNow {
-				l.log.Warn("connections at max_connections: closed the longest idle to admit new ones",
-					"closed", n, "max_connections", l.max)
-			}
-			return true
-		}
-		l.mu.Unlock()
-		select {
-		case <-l.wake:
-		case <-done:
 			return false
 		}
 	}
-}
-
-// track counts c, which starts idle (it has sent no request yet).
-func (l *connLimit) track(c net.Conn) {
-	l.mu.Lock()
+	var victim net.Conn
+	var line uint64 // closed connections to log now
+	if l.open >= l.max {
+		front := l.idle.Front()
+		victim = front.Value.(net.Conn)
+		e := l.conns[victim]
+		l.idle.Remove(front)
+		e.el, e.evicted = nil, true
+		l.open--
+		l.closedIdle++
+		l.unlogged++
+		line = l.takeLocked(false)
+	}
 	l.conns[c] = &connEntry{el: l.idle.PushBack(c)}
 	l.open++
 	l.mu.Unlock()
+	if victim != nil {
+		_ = victim.Close()
+	}
+	l.write(line)
+	return true
+}
+
+// takeLocked returns how many closes to log now and starts counting
+// afresh: all the unlogged ones when force or when the last line is
+// logEvery old. Otherwise it sets a timer to log them when it is. l.mu is
+// held.
+func (l *connLimit) takeLocked(force bool) uint64 {
+	if l.unlogged == 0 {
+		return 0
+	}
+	now := l.now()
+	if !force && !l.lastLog.IsZero() {
+		if wait := l.lastLog.Add(l.every).Sub(now); wait > 0 {
+			if l.stopLog == nil && !l.stopped {
+				l.stopLog = l.after(wait, l.flushDue)
+			}
+			return 0
+		}
+	}
+	n := l.unlogged
+	l.unlogged, l.lastLog = 0, now
+	return n
+}
+
+// flushDue is the timer's: it writes the closes counted since the last
+// line, which is logEvery old now.
+func (l *connLimit) flushDue() {
+	l.mu.Lock()
+	l.stopLog = nil
+	n := l.takeLocked(true)
+	l.mu.Unlock()
+	l.write(n)
+}
+
+// stop writes the closes not logged yet, whatever the interval, and sets
+// no timer again (when the server stops).
+func (l *connLimit) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	if l.stopLog != nil {
+		l.stopLog()
+		l.stopLog = nil
+	}
+	n := l.takeLocked(true)
+	l.mu.Unlock()
+	l.write(n)
+}
+
+func (l *connLimit) write(closed uint64) {
+	if closed == 0 {
+		return
+	}
+	l.log.Warn("connections at max_connections: closed the longest idle to admit new ones",
+		"closed", closed, "max_connections", l.max)
 }
 
 // limitListener makes room for each connection it accepts.
@@ -180,23 +252,27 @@ type limitListener struct {
 }
 
 // Accept accepts the next connection, then makes room for it: at the cap
-// it closes the longest idle one, and when every one is busy it holds the
-// newcomer until one is not (the only time the server holds one past the
-// cap; the kernel's backlog holds the ones behind it). Making room only
-// for a connection that has arrived keeps every idle one until it must go.
+// it closes the longest idle one, and while every one is busy it holds the
+// newcomer until one is not (the only connection held past the cap; the
+// kernel's backlog holds the ones behind it). Making room only for a
+// connection that has arrived keeps every idle one until it must go.
+// (Waiting for room before accepting would not save that descriptor:
+// Accept is mostly entered while there is room, and blocks in the kernel
+// until the next connection, by when every one may be busy.) It returns
+// net.ErrClosed once the listener is closed, waiting or not.
 func (ln *limitListener) Accept() (net.Conn, error) {
 	c, err := ln.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	if !ln.l.admit(ln.done) {
+	if !ln.l.admit(c, ln.done) {
 		_ = c.Close()
 		return nil, net.ErrClosed
 	}
-	ln.l.track(c)
 	return c, nil
 }
 
+// Close closes the listener and ends any wait in Accept.
 func (ln *limitListener) Close() error {
 	ln.once.Do(func() { close(ln.done) })
 	return ln.Listener.Close()

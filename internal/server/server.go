@@ -72,6 +72,7 @@ func (s *Server) BodyMemoryHeld() int64 { return s.mem.used.Load() }
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.limit != nil {
 		ln = s.limit.limited(ln)
+		defer s.limit.stop() // log the connections closed since the last line
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(ln) }()
