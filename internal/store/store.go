@@ -64,6 +64,7 @@ type Key struct {
 	RevokedAt   time.Time    // zero while the key is active
 	ExpiresAt   time.Time    // zero: never expires
 	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
+	Limits      KeyLimits    // the key's own rate limits (zero: its group's)
 	Spent       money.Micros // filled on reads: usage charged through this key
 	Held        money.Micros // filled on reads: reservations of the key's open tasks (videos, background responses)
 	// LastUsedAt is filled on reads: the Time of the newest usage record
@@ -71,6 +72,14 @@ type Key struct {
 	LastUsedAt time.Time
 	// AccountDisabled is filled on reads: the key's account is disabled.
 	AccountDisabled bool
+}
+
+// KeyLimits are a key's own rate limits; a zero field is no limit of the
+// key's own (its group's applies). See internal/ratelimit.
+type KeyLimits struct {
+	RPM         int64 // requests per minute
+	TPM         int64 // tokens per minute
+	Concurrency int64 // requests running at once
 }
 
 // Expired reports whether the key has expired at now.
@@ -200,6 +209,10 @@ type Keys interface {
 	// with ref; ErrNotFound or ErrAmbiguous otherwise. Revoking twice keeps
 	// the first time.
 	RevokeKey(ctx context.Context, ref string, at time.Time) (Key, error)
+	// SetKeyLimits replaces the rate limits of the key ref designates (as
+	// RevokeKey's) and returns the key; negative limits are an error.
+	// Cached keys see the change: it moves KeysVersion.
+	SetKeyLimits(ctx context.Context, ref string, l KeyLimits) (Key, error)
 }
 
 // Usage stores usage records.

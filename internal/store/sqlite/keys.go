@@ -16,7 +16,7 @@ import (
 // the same statement (one snapshot with spent) from the covering partial
 // indexes video_tasks_open_key and response_tasks_open_key.
 const selectKey = `SELECT k.id, k.account_id, a.name, k.group_name, k.name, k.prefix,
-	k.hash, k.created_at, k.revoked_at, k.expires_at, k.spend_cap, k.spent,
+	k.hash, k.created_at, k.revoked_at, k.expires_at, k.spend_cap, k.rpm, k.tpm, k.concurrency, k.spent,
 	(SELECT COALESCE(SUM(t.held), 0) FROM video_tasks t
 	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing')) +
 	(SELECT COALESCE(SUM(r.held), 0) FROM response_tasks r
@@ -37,10 +37,12 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 // insertKey inserts k through e (k.AccountName is ignored).
 func insertKey(ctx context.Context, e execer, k store.Key) error {
 	_, err := e.ExecContext(ctx, `INSERT INTO api_keys
-		(id, account_id, group_name, name, prefix, hash, created_at, revoked_at, expires_at, spend_cap)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, account_id, group_name, name, prefix, hash, created_at, revoked_at, expires_at, spend_cap,
+		rpm, tpm, concurrency)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.AccountID, k.Group, k.Name, k.Prefix, k.Hash,
-		toMicros(k.CreatedAt), toNullMicros(k.RevokedAt), toNullMicros(k.ExpiresAt), k.SpendCap)
+		toMicros(k.CreatedAt), toNullMicros(k.RevokedAt), toNullMicros(k.ExpiresAt), k.SpendCap,
+		k.Limits.RPM, k.Limits.TPM, k.Limits.Concurrency)
 	return err
 }
 
@@ -133,6 +135,30 @@ func (s *Store) RevokeKey(ctx context.Context, ref string, at time.Time) (store.
 	return k, nil
 }
 
+// SetKeyLimits replaces the rate limits of the key ref designates.
+func (s *Store) SetKeyLimits(ctx context.Context, ref string, l store.KeyLimits) (store.Key, error) {
+	if l.RPM < 0 || l.TPM < 0 || l.Concurrency < 0 {
+		return store.Key{}, fmt.Errorf("sqlite: set limits of key %q: negative limit %+v", ref, l)
+	}
+	var k store.Key
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		id, err := resolveKeyRef(ctx, tx, ref)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET rpm = ?, tpm = ?, concurrency = ? WHERE id = ?`,
+			l.RPM, l.TPM, l.Concurrency, id); err != nil {
+			return err
+		}
+		k, err = scanKey(tx.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
+		return err
+	})
+	if err != nil {
+		return store.Key{}, wrap(fmt.Sprintf("set limits of key %q", ref), err)
+	}
+	return k, nil
+}
+
 // resolveKeyRef returns the ID of the single key ref designates.
 func resolveKeyRef(ctx context.Context, tx *sql.Tx, ref string) (string, error) {
 	q := `SELECT id FROM api_keys WHERE id = ?`
@@ -191,7 +217,8 @@ func scanKey(r scanner) (store.Key, error) {
 		lastUsed sql.NullInt64
 	)
 	if err := r.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Group, &k.Name, &k.Prefix,
-		&k.Hash, &created, &revoked, &expires, &k.SpendCap, &k.Spent, &k.Held,
+		&k.Hash, &created, &revoked, &expires, &k.SpendCap,
+		&k.Limits.RPM, &k.Limits.TPM, &k.Limits.Concurrency, &k.Spent, &k.Held,
 		&lastUsed, &k.AccountDisabled); err != nil {
 		return store.Key{}, err
 	}

@@ -60,6 +60,11 @@ func testKeysVersion(t *testing.T, newStore func(t *testing.T) store.Store) {
 				t.Fatal(err)
 			}
 		}, true},
+		{"the key's rate limits changed", func(t *testing.T) {
+			if _, err := s.SetKeyLimits(ctx(t), k.ID, store.KeyLimits{RPM: 3}); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
 		{"the key revoked", func(t *testing.T) {
 			if _, err := s.RevokeKey(ctx(t), k.ID, at(2*time.Hour)); err != nil {
 				t.Fatal(err)

@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Accounts", func(t *testing.T) { testAccounts(t, newStore) })
 	t.Run("Keys", func(t *testing.T) { testKeys(t, newStore) })
 	t.Run("RevokeKey", func(t *testing.T) { testRevokeKey(t, newStore) })
+	t.Run("KeyLimits", func(t *testing.T) { testKeyLimits(t, newStore) })
 	t.Run("KeysVersion", func(t *testing.T) { testKeysVersion(t, newStore) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, newStore) })
 	t.Run("PurgeUsage", func(t *testing.T) { testPurgeUsage(t, newStore) })
