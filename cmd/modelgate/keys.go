@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"sort"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 
 func keysCmd(args []string, e env) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, "usage: modelgate keys create|list|revoke ...\n")
+		fmt.Fprint(e.stderr, "usage: modelgate keys create|list|limits|revoke ...\n")
 		return 2
 	}
 	switch args[0] {
@@ -30,8 +31,10 @@ func keysCmd(args []string, e env) int {
 		return keysList(args[1:], e)
 	case "revoke":
 		return keysRevoke(args[1:], e)
+	case "limits":
+		return keysLimits(args[1:], e)
 	default:
-		fmt.Fprintf(e.stderr, "modelgate keys: unknown subcommand %q (create, list, revoke)\n", args[0])
+		fmt.Fprintf(e.stderr, "modelgate keys: unknown subcommand %q (create, list, limits, revoke)\n", args[0])
 		return 2
 	}
 }
@@ -44,7 +47,12 @@ func keysCreate(args []string, e env) int {
 	name := fs.String("name", "", "a label for the key")
 	capStr := fs.String("spend-cap", "", "the most the key may ever spend, e.g. 25 or 0.5 (default: no cap)")
 	expires := fs.String("expires", "", "lifetime, e.g. 30d, 12h, or an RFC 3339 time (default: never)")
+	limits := limitFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	if err := limits.check(); err != nil {
+		fmt.Fprintf(e.stderr, "modelgate keys create: %v\n", err)
 		return 2
 	}
 	if *group == "" {
@@ -81,7 +89,7 @@ func keysCreate(args []string, e env) int {
 		}
 		secret, display, hash := apikey.Generate()
 		k := store.Key{ID: keyID, AccountID: acct.ID, Group: *group, Name: *name, Prefix: display, Hash: hash, CreatedAt: now,
-			SpendCap: spendCap, ExpiresAt: expiresAt}
+			SpendCap: spendCap, ExpiresAt: expiresAt, Limits: limits.KeyLimits}
 		if err := st.CreateKey(ctx, k); err != nil {
 			return fmt.Errorf("create key: %w", err)
 		}
@@ -163,6 +171,15 @@ type keyJSON struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	SpendCap  *string    `json:"spend_cap"`
 	Spent     string     `json:"spent"`
+	// Limits are the key's own rate limits (null: none, its group's apply).
+	Limits *keyLimitsJSON `json:"limits"`
+}
+
+// keyLimitsJSON is store.KeyLimits in keys list --json (0: no limit).
+type keyLimitsJSON struct {
+	RPM         int64 `json:"rpm"`
+	TPM         int64 `json:"tpm"`
+	Concurrency int64 `json:"concurrency"`
 }
 
 func keysList(args []string, e env) int {
@@ -192,6 +209,9 @@ func keysList(args []string, e env) int {
 				if k.SpendCap > 0 {
 					c := k.SpendCap.String()
 					j.SpendCap = &c
+				}
+				if l := k.Limits; l != (store.KeyLimits{}) {
+					j.Limits = &keyLimitsJSON{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}
 				}
 				out = append(out, j)
 			}
@@ -245,6 +265,58 @@ func keysRevoke(args []string, e env) int {
 		}
 		fmt.Fprintf(e.stdout, "revoked %s (%s…); a running gateway refuses it within %s\n",
 			k.ID, k.Prefix, time.Duration(cfg.AuthCacheTTL))
+		return nil
+	})
+}
+
+// keyLimitFlags are the --rpm, --tpm and --concurrency flags.
+type keyLimitFlags struct{ store.KeyLimits }
+
+func limitFlags(fs *flag.FlagSet) *keyLimitFlags {
+	l := &keyLimitFlags{}
+	fs.Int64Var(&l.RPM, "rpm", 0, "requests per minute the key may send (0: its group's limit, if any)")
+	fs.Int64Var(&l.TPM, "tpm", 0, "tokens per minute (prompt and output) the key may use (0: its group's limit, if any)")
+	fs.Int64Var(&l.Concurrency, "concurrency", 0, "requests of the key that may run at once (0: its group's limit, if any)")
+	return l
+}
+
+func (l *keyLimitFlags) check() error {
+	if l.RPM < 0 || l.TPM < 0 || l.Concurrency < 0 {
+		return errors.New("--rpm, --tpm and --concurrency take a count, 0 for none")
+	}
+	return nil
+}
+
+// keysLimits replaces a key's own rate limits: a limit not given is none
+// of the key's own (its group's applies), so "keys limits KEY" clears them.
+func keysLimits(args []string, e env) int {
+	fs, path := newFlags("keys limits", e)
+	limits := limitFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: modelgate keys limits ID|PREFIX [--rpm N] [--tpm N] [--concurrency N] (a limit not given is cleared)")
+		return 2
+	}
+	if err := limits.check(); err != nil {
+		fmt.Fprintf(e.stderr, "modelgate keys limits: %v\n", err)
+		return 2
+	}
+	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
+		k, err := st.SetKeyLimits(ctx, pos[0], limits.KeyLimits)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("no key matches %q", pos[0])
+		case errors.Is(err, store.ErrAmbiguous):
+			return fmt.Errorf("%q matches more than one key; give more of the prefix or the key id", pos[0])
+		case err != nil:
+			return fmt.Errorf("set limits: %w", err)
+		}
+		l := k.Limits
+		fmt.Fprintf(e.stdout, "%s (%s…): rpm %d, tpm %d, concurrency %d (0: the group's); a running gateway applies them within %s\n",
+			k.ID, k.Prefix, l.RPM, l.TPM, l.Concurrency, time.Duration(cfg.AuthCacheTTL))
 		return nil
 	})
 }
