@@ -200,7 +200,24 @@ type Group struct {
 	// Responses are the group's rules for what a request's body does not
 	// show the gateway (see GroupResponses).
 	Responses GroupResponses `yaml:"responses"`
-	Line      int            `yaml:"-"`
+	// Limits are the rate limits of each of the group's keys, unless the
+	// key has its own (see GroupLimits).
+	Limits GroupLimits `yaml:"limits"`
+	Line   int         `yaml:"-"`
+}
+
+// GroupLimits are the rate limits every key of a group gets, each key
+// counted on its own; a key's own limit (keys create --rpm ...) overrides
+// the group's. 0 is no limit.
+type GroupLimits struct {
+	// RPM is the requests per minute one key may send.
+	RPM int64 `yaml:"rpm"`
+	// TPM is the tokens per minute one key may use: each request counts
+	// its prompt and output bound when admitted, its real usage once
+	// settled.
+	TPM int64 `yaml:"tpm"`
+	// Concurrency is how many requests of one key may run at once.
+	Concurrency int64 `yaml:"concurrency"`
 }
 
 // GroupResponses are a group's rules for requests whose cost the body

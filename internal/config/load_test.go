@@ -237,6 +237,11 @@ func TestLoadProblems(t *testing.T) {
 			{12, false, `group "negative": responses.reserve must not be negative, got -1`},
 			{12, false, `group "negative": responses.max_tool_calls must be 0 (the default, 10) or more, got -2`},
 		}},
+		{file: "group_limits.yaml", want: []want{
+			{9, false, `group "negative": limits.rpm must be 0 (no limit) or more, got -1`},
+			{10, false, `group "negative": limits.tpm must be 0 (no limit) or more, got -2`},
+			{11, false, `group "negative": limits.concurrency must be 0 (no limit) or more, got -3`},
+		}},
 		{file: "model_surcharges.yaml", want: []want{
 			{6, false, `model "my-model": audio_input must not be negative, got -1`},
 			{8, false, `model "my-model": tiers: "default" is the model's own price`},

@@ -316,6 +316,7 @@ func (v *validator) groups(served [][]ModelRef) {
 		}
 		v.priceRatio(name, g, gl)
 		v.groupResponses(name, g, gl)
+		v.groupLimits(name, g, gl)
 		if len(g.Models) == 0 {
 			v.errorf(c.line(base+".models", gl), "group %q has no models; list glob patterns such as \"*\" or \"gpt-4o*\"", name)
 			continue
@@ -390,5 +391,19 @@ func (v *validator) groupResponses(name string, g Group, gl int) {
 	if r.MaxToolCalls < 0 {
 		v.errorf(at("max_tool_calls"), "group %q: responses.max_tool_calls must be 0 (the default, %d) or more, got %d",
 			name, surcharge.DefaultMaxToolCalls, r.MaxToolCalls)
+	}
+}
+
+// groupLimits checks a group's rate limits: counts, 0 for none.
+func (v *validator) groupLimits(name string, g Group, gl int) {
+	c := v.c
+	base := "groups." + name + ".limits"
+	for _, l := range []struct {
+		key string
+		n   int64
+	}{{"rpm", g.Limits.RPM}, {"tpm", g.Limits.TPM}, {"concurrency", g.Limits.Concurrency}} {
+		if l.n < 0 {
+			v.errorf(c.line(base+"."+l.key, c.line(base, gl)), "group %q: limits.%s must be 0 (no limit) or more, got %d", name, l.key, l.n)
+		}
 	}
 }
