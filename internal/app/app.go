@@ -202,7 +202,9 @@ func groupRules(cfg *config.Config) map[string]gate.Rules {
 	out := make(map[string]gate.Rules, len(cfg.Groups))
 	for name, g := range cfg.Groups {
 		r := g.Responses
-		out[name] = gate.Rules{AllowUnsized: r.AllowUnsized, Reserve: r.Reserve.Micros(), MaxToolCalls: r.MaxToolCalls}
+		l := g.Limits
+		out[name] = gate.Rules{AllowUnsized: r.AllowUnsized, Reserve: r.Reserve.Micros(), MaxToolCalls: r.MaxToolCalls,
+			Limits: gate.Limits{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}}
 	}
 	return out
 }

@@ -1,7 +1,7 @@
 // Package gate is the policy in front of routing: it authenticates API keys
 // (with a short-lived in-memory cache so the hot path reads no database) and
-// decides which models a key's group may use. Balances, spend caps and rate
-// limits join it in later issues.
+// decides which models a key's group may use and which rate limits its
+// requests count against (internal/ratelimit counts them).
 package gate
 
 import (
@@ -26,7 +26,35 @@ type Principal struct {
 	Group     string
 	SpendCap  money.Micros // 0: none
 	ExpiresAt time.Time    // zero: never
+	// Limits are the key's own rate limits (zero fields: the group's).
+	Limits Limits
 }
+
+// Limits are rate limits: requests and tokens per minute, and requests
+// running at once; 0 is no limit.
+type Limits struct {
+	RPM         int64
+	TPM         int64
+	Concurrency int64
+}
+
+// Or is l with each limit l does not set taken from group: a key's own
+// limit overrides its group's.
+func (l Limits) Or(group Limits) Limits {
+	if l.RPM == 0 {
+		l.RPM = group.RPM
+	}
+	if l.TPM == 0 {
+		l.TPM = group.TPM
+	}
+	if l.Concurrency == 0 {
+		l.Concurrency = group.Concurrency
+	}
+	return l
+}
+
+// Any reports whether l sets any limit.
+func (l Limits) Any() bool { return l != Limits{} }
 
 // KeyLookup finds keys by the hash of their secret and tells when any key
 // may have changed (store.Store has both; see store.Keys.KeysVersion).
@@ -129,7 +157,8 @@ func (a *Authenticator) lookup(ctx context.Context, sum [sha256.Size]byte, now t
 	if k.AccountDisabled {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("account %s of key %s is disabled", k.AccountID, k.ID))
 	}
-	p := Principal{KeyID: k.ID, AccountID: k.AccountID, Group: k.Group, SpendCap: k.SpendCap, ExpiresAt: k.ExpiresAt}
+	p := Principal{KeyID: k.ID, AccountID: k.AccountID, Group: k.Group, SpendCap: k.SpendCap, ExpiresAt: k.ExpiresAt,
+		Limits: Limits{RPM: k.Limits.RPM, TPM: k.Limits.TPM, Concurrency: k.Limits.Concurrency}}
 	if err := expired(p, now); err != nil {
 		return Principal{}, err
 	}

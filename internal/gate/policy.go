@@ -51,6 +51,9 @@ type Rules struct {
 	// MaxToolCalls bounds built-in tool calls when the client sets no
 	// max_tool_calls (0: the gateway's default).
 	MaxToolCalls int64
+	// Limits are the rate limits of each of the group's keys that has
+	// none of its own (the config's groups.G.limits).
+	Limits Limits
 }
 
 // WithRules sets the groups' rules (groups not listed have the zero
