@@ -23,6 +23,7 @@ import (
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
@@ -157,6 +158,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 		DrainTimeout: time.Duration(cfg.DrainTimeout),
+
+		// In memory, per replica: a Redis implementation of the same
+		// interfaces comes with the scale-out.
+		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))

@@ -34,6 +34,19 @@ type Info struct {
 	// hot path relies on (store.Usage.AppendUsage does not look for
 	// stored request ids).
 	Recorded bool
+	// Limited is the request's part in its key's rate limits, given
+	// back or corrected when it ends.
+	Limited Limited
+}
+
+// Limited is what a request holds of its key's rate limits.
+type Limited struct {
+	Slot      bool          // it holds one of the key's running slots
+	TPM       int64         // the key's token limit (0: none)
+	Tokens    int64         // the tokens it took at admission, to correct once settled
+	Took      bool          // a token take was made (Remaining and Reset are its)
+	Remaining int64         // tokens remaining after the take
+	Reset     time.Duration // until the token allowance is whole again
 }
 
 type ctxKey struct{}

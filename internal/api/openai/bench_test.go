@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -27,10 +28,10 @@ func BenchmarkParseChat(b *testing.B) {
 	}
 }
 
-type benchAuth struct{}
+type benchAuth struct{ limits gate.Limits }
 
-func (benchAuth) Authenticate(context.Context, string) (gate.Principal, error) {
-	return gate.Principal{KeyID: "key_1", AccountID: "acct_1", Group: "default"}, nil
+func (a benchAuth) Authenticate(context.Context, string) (gate.Principal, error) {
+	return gate.Principal{KeyID: "key_1", AccountID: "acct_1", Group: "default", Limits: a.limits}, nil
 }
 
 type benchRecorder struct{ n int }
@@ -70,12 +71,23 @@ func (d *discardWriter) FlushError() error           { return nil }
 // request (validation, routing, relaying 22 chunks, the usage record),
 // without sockets or a vendor.
 func BenchmarkHandlerStream(b *testing.B) {
+	benchHandlerStream(b, benchAuth{}, nil)
+}
+
+// BenchmarkHandlerStreamLimited is BenchmarkHandlerStream for a key with
+// a request and a concurrency limit (never reached).
+func BenchmarkHandlerStreamLimited(b *testing.B) {
+	benchHandlerStream(b, benchAuth{limits: gate.Limits{RPM: 1 << 40, Concurrency: 100}},
+		&RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()})
+}
+
+func benchHandlerStream(b *testing.B, auth benchAuth, limits *RateLimits) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
 	chunks := make([][]byte, 22)
 	for i := range chunks {
 		chunks[i] = chunk
 	}
-	h := &Handler{Auth: benchAuth{}, Usage: &benchRecorder{}, MaxBody: 1 << 20,
+	h := &Handler{Auth: auth, Usage: &benchRecorder{}, MaxBody: 1 << 20, RateLimits: limits,
 		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
 		Router: route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}})}
 	mux := http.NewServeMux()

@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/surcharge"
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -82,9 +83,10 @@ func payer(p gate.Principal) billing.Payer {
 // admit prices the request, refuses prompts that cannot fit the model's
 // context window, and reserves the most the request can cost: its prompt
 // (bounded from above) and the largest output the upstream request allows,
-// after the adapter's own adjustments (see outputBound). It sets the
-// request's MaxOutput from the catalog.
-func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params chatParams) (*charge, error) {
+// after the adapter's own adjustments (see outputBound). Before reserving,
+// it counts the same bound of tokens against the key's token limit. It
+// sets the request's MaxOutput from the catalog.
+func (h *Handler) admit(ctx context.Context, info *reqinfo.Info, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params chatParams) (*charge, error) {
 	public, upstream, body := req.PublicModel, req.UpstreamModel, req.Body
 	cc, err := h.Billing.Start(payer(p), p.Group, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
 	if err != nil {
@@ -122,6 +124,12 @@ func (h *Handler) admit(ctx context.Context, p gate.Principal, d route.Deploymen
 	}
 	if e := outputLimit(mp, "max_tokens", params.MaxTokens); e != nil {
 		return nil, e
+	}
+	if info.Limited.TPM > 0 {
+		n := promptBound(body) + outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens))*max(params.N, 1)
+		if err := h.takeTokens(info, n); err != nil {
+			return nil, err
+		}
 	}
 	if mp.Free {
 		return c, nil

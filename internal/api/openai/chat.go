@@ -49,7 +49,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	info.Provider, info.Upstream = d.Provider, d.Upstream
 	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage, ModelAt: params.modelAt, StreamOptionsAt: params.optionsAt}
-	c, err := h.admit(r.Context(), p, d, req, params)
+	c, err := h.admit(r.Context(), info, p, d, req, params)
+	limitTokenHeaders(w, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -223,6 +224,7 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 		return
 	}
 	info.Recorded = true
+	h.unlimit(info, out)
 	end := h.now()
 	status := info.Status
 	if status == 0 {

@@ -15,7 +15,7 @@ import (
 // authJSON authenticates the caller and reads its JSON body; on failure it
 // has answered the client and ok is false.
 func (h *Handler) authJSON(w http.ResponseWriter, r *http.Request, info *reqinfo.Info) (p gate.Principal, body []byte, ok bool) {
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err == nil {
 		body, err = h.readJSON(w, r)
 	}

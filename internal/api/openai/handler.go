@@ -103,6 +103,10 @@ type Handler struct {
 	// Background keeps background Responses requests as tasks until they
 	// are settled (nil: background: true is refused).
 	Background *background.Service
+
+	// RateLimits counts keys' requests and tokens against their rate
+	// limits (nil: no limit is enforced).
+	RateLimits *RateLimits
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.
@@ -157,14 +161,15 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// authenticate checks the key and notes who is calling.
-func (h *Handler) authenticate(r *http.Request, info *reqinfo.Info) (gate.Principal, error) {
+// authenticate checks the key, notes who is calling, and counts the
+// request against the key's rate limits (see limit).
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, info *reqinfo.Info) (gate.Principal, error) {
 	p, err := h.Auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
 		return p, err
 	}
 	info.KeyID, info.AccountID = p.KeyID, p.AccountID
-	return p, nil
+	return p, h.limit(w, p, info)
 }
 
 // refuse counts a request that ended without an authenticated account

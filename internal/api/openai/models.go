@@ -30,7 +30,7 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.list"
 	defer h.record(info, &outcome{})
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -50,7 +50,7 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.retrieve"
 	defer h.record(info, &outcome{})
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return

@@ -85,7 +85,8 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 	}
 	creq := &provider.ChatRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: tr.Chat,
 		Stream: req.Stream, IncludeUsage: true}
-	c, err := h.admit(r.Context(), p, d, creq, params)
+	c, err := h.admit(r.Context(), info, p, d, creq, params)
+	limitTokenHeaders(w, info)
 	if err != nil {
 		err = renameParams(err)
 		h.fail(w, info, err)
@@ -155,7 +156,7 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	var out outcome
 	defer h.record(info, &out)
 
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return

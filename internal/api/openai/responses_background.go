@@ -110,7 +110,7 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	var out outcome
 	defer h.record(info, &out)
 
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return

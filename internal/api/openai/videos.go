@@ -142,7 +142,7 @@ func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	info.Endpoint = "videos"
 	var out outcome
 	defer h.record(info, &out)
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -227,7 +227,7 @@ func (p videoParams) requested(m catalog.Model) int {
 // answered.
 func (h *Handler) task(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, endpoint string) (store.VideoTask, bool) {
 	info.Endpoint = endpoint
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err == nil && h.Videos == nil {
 		err = video.ErrTaskNotFound
 	}
@@ -306,7 +306,7 @@ func (h *Handler) listVideos(w http.ResponseWriter, r *http.Request) {
 	info.Endpoint = "videos.list"
 	var out outcome
 	defer h.record(info, &out)
-	p, err := h.authenticate(r, info)
+	p, err := h.authenticate(w, r, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return

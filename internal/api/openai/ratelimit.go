@@ -1,0 +1,147 @@
+package openai
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+)
+
+// RateLimits count each key's requests, tokens and running requests
+// against its limits (the key's own, else its group's; see gate.Limits).
+// Each limiter is keyed by the key id.
+type RateLimits struct {
+	Requests ratelimit.Limiter     // requests per minute
+	Tokens   ratelimit.Limiter     // tokens per minute
+	Running  ratelimit.Concurrency // requests running at once
+}
+
+// The OpenAI headers every response of a rate-limited key carries, so the
+// official SDKs back off; the token trio only with a token limit.
+const (
+	hdrLimitRequests     = "X-Ratelimit-Limit-Requests"
+	hdrRemainingRequests = "X-Ratelimit-Remaining-Requests"
+	hdrResetRequests     = "X-Ratelimit-Reset-Requests"
+	hdrLimitTokens       = "X-Ratelimit-Limit-Tokens"
+	hdrRemainingTokens   = "X-Ratelimit-Remaining-Tokens"
+	hdrResetTokens       = "X-Ratelimit-Reset-Tokens"
+)
+
+// Error types of OpenAI's 429s: which limit was reached.
+const (
+	typeRequests = "requests"
+	typeTokens   = "tokens"
+)
+
+// limit counts p's request against its key's rate limits, right after
+// authentication and before anything is read or reserved, and sets the
+// x-ratelimit headers; a 429 rate_limit_exceeded when a limit is reached.
+// A key without limits costs a nil check and a map lookup.
+func (h *Handler) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.Info) error {
+	rl := h.RateLimits
+	if rl == nil {
+		return nil
+	}
+	l := p.Limits
+	if h.Policy != nil {
+		l = l.Or(h.Policy.Rules(p.Group).Limits)
+	}
+	if !l.Any() {
+		return nil
+	}
+	now := h.now()
+	hdr := w.Header()
+	if l.TPM > 0 {
+		info.Limited.TPM = l.TPM
+		limitHeaders(hdr, hdrLimitTokens, hdrRemainingTokens, hdrResetTokens, rl.Tokens.Take(p.KeyID, 0, l.TPM, now))
+	}
+	if l.RPM > 0 {
+		r := rl.Requests.Take(p.KeyID, 1, l.RPM, now)
+		limitHeaders(hdr, hdrLimitRequests, hdrRemainingRequests, hdrResetRequests, r)
+		if !r.Allowed {
+			return tooMany(typeRequests, r.RetryAfter, fmt.Sprintf("Rate limit reached for requests per minute (RPM): "+
+				"Limit %d, Remaining 0, Requested 1. Please try again in %s.", l.RPM, ratelimit.Duration(r.RetryAfter)))
+		}
+	}
+	if l.Concurrency > 0 {
+		if !rl.Running.Acquire(p.KeyID, l.Concurrency) {
+			return tooMany(typeRequests, time.Second, fmt.Sprintf("Rate limit reached for concurrent requests: "+
+				"this key may run %d at once. Wait for one to finish and try again.", l.Concurrency))
+		}
+		info.Limited.Slot = true
+	}
+	return nil
+}
+
+// takeTokens counts n tokens (a request's prompt and output bound) against
+// its key's token limit, before its balance is reserved; a 429 when they
+// are not there. A request whose bound exceeds the whole limit needs the
+// whole allowance (see ratelimit.Limiter). It notes the take in info, for
+// the headers (limitTokenHeaders) and the correction when the request ends
+// (unlimit).
+func (h *Handler) takeTokens(info *reqinfo.Info, n int64) error {
+	l := &info.Limited
+	if l.TPM == 0 || h.RateLimits == nil {
+		return nil
+	}
+	n = max(n, 1)
+	r := h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.now())
+	l.Remaining, l.Reset, l.Took = r.Remaining, r.Reset, true
+	if !r.Allowed {
+		return tooMany(typeTokens, r.RetryAfter, fmt.Sprintf("Rate limit reached for tokens per minute (TPM): "+
+			"Limit %d, Remaining %d, Requested %d (the prompt and the most output the request allows; set max_tokens "+
+			"to ask for less). Please try again in %s.", l.TPM, r.Remaining, min(n, l.TPM), ratelimit.Duration(r.RetryAfter)))
+	}
+	l.Tokens = min(n, l.TPM)
+	return nil
+}
+
+// limitTokenHeaders sets the token headers from the request's own take
+// (takeTokens), which limit could not know yet.
+func limitTokenHeaders(w http.ResponseWriter, info *reqinfo.Info) {
+	if l := &info.Limited; l.Took {
+		limitHeaders(w.Header(), hdrLimitTokens, hdrRemainingTokens, hdrResetTokens,
+			ratelimit.Result{Limit: l.TPM, Remaining: l.Remaining, Reset: l.Reset})
+	}
+}
+
+// unlimit ends a request's part in its key's limits: it gives back its
+// running slot and corrects its tokens to what it used (out.usage, once
+// settled: nothing for a request that failed before the vendor answered).
+func (h *Handler) unlimit(info *reqinfo.Info, out *outcome) {
+	l := &info.Limited
+	if h.RateLimits == nil {
+		return
+	}
+	if l.Slot {
+		l.Slot = false
+		h.RateLimits.Running.Release(info.KeyID)
+	}
+	if l.Tokens > 0 {
+		used := out.usage.PromptTokens + out.usage.CompletionTokens
+		if d := used - l.Tokens; d != 0 {
+			// A refund always goes through; usage above the bound (which
+			// bounds it from above) is taken only if it fits.
+			h.RateLimits.Tokens.Take(info.KeyID, d, l.TPM, h.now())
+		}
+		l.Tokens = 0
+	}
+}
+
+// limitHeaders sets one trio of x-ratelimit headers from r (their values
+// share one slice: one allocation, not three).
+func limitHeaders(hdr http.Header, limit, remaining, reset string, r ratelimit.Result) {
+	v := []string{strconv.FormatInt(r.Limit, 10), strconv.FormatInt(r.Remaining, 10), ratelimit.Duration(r.Reset)}
+	hdr[limit], hdr[remaining], hdr[reset] = v[0:1:1], v[1:2:2], v[2:3:3]
+}
+
+// tooMany is the 429 of a reached rate limit (typ: which kind).
+func tooMany(typ string, retry time.Duration, msg string) *apierr.Error {
+	return &apierr.Error{Status: http.StatusTooManyRequests, Type: typ, Code: apierr.CodeRateLimitExceeded,
+		Message: msg, RetryAfter: max(retry, time.Second)}
+}
