@@ -216,6 +216,25 @@ func TestRateLimitTokensAndConcurrency(t *testing.T) {
 		eventually(t, func() error { _, err := limitedChat(ctx, g, p, "gpt-4o-mini", 400); return err })
 	})
 
+	t.Run("tokens per minute of legacy completions", func(t *testing.T) {
+		p := g.limitedPayer("default", 10*money.Unit, store.KeyLimits{TPM: 600})
+		c := g.client(p.secret)
+		params := oai.CompletionNewParams{Model: "gpt-4o-mini", Prompt: oai.CompletionNewParamsPromptUnion{OfString: oai.String("Say this is a test")},
+			MaxTokens: oai.Int(400)}
+		// Each bound is above half the limit: the second passes only as the
+		// first one's unused tokens came back when it ended.
+		for i := range 2 {
+			var resp *http.Response
+			if _, err := c.Completions.New(ctx, params, option.WithResponseInto(&resp)); err != nil {
+				t.Fatalf("completion %d: %v", i+1, err)
+			}
+			rem, _ := strconv.Atoi(resp.Header.Get("x-ratelimit-remaining-tokens"))
+			if resp.Header.Get("x-ratelimit-limit-tokens") != "600" || rem <= 0 || rem > 200 {
+				t.Errorf("completion %d: token headers %v", i+1, resp.Header)
+			}
+		}
+	})
+
 	t.Run("concurrent requests", func(t *testing.T) {
 		p := g.limitedPayer("default", 10*money.Unit, store.KeyLimits{Concurrency: 1})
 		cancel := inFlight(t, p, 0)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/completechat"
+	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -25,7 +26,7 @@ import (
 // reserves the model's output limit, since the vendor applies its own
 // default (OpenAI's is 16, but not every vendor's); a translated one
 // reserves completechat.DefaultMaxTokens, which it sends.
-func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public, upstream string, body []byte,
+func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gate.Principal, public, upstream string, body []byte,
 	params completionParams, passthrough bool) (*charge, error) {
 	// A model the catalog knows for another endpoint is refused as such,
 	// whether or not it has a token price.
@@ -56,9 +57,6 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 			return nil, e
 		}
 	}
-	if c.Price.Free {
-		return c, nil
-	}
 	out := params.MaxTokens
 	switch {
 	case params.HasMaxTokens:
@@ -68,6 +66,13 @@ func (h *Handler) admitCompletion(ctx context.Context, p gate.Principal, public,
 		out = outputCeiling(c.Price) // the vendor's default applies: not every vendor's is 16
 	}
 	out = completionMul(completionMul(out, max(params.N, params.BestOf, 1)), params.Prompts)
+	// The key's token limit counts the same bound, before the reservation.
+	if err := h.takeTokens(info, int64(len(body))+out); err != nil {
+		return nil, err
+	}
+	if c.Price.Free {
+		return c, nil
+	}
 	amount, err := billing.Cost(c.Price.Price, billing.Tokens{Prompt: int64(len(body)), Completion: out}, c.Ratio)
 	if err == nil {
 		err = c.TryReserve(ctx, amount)

@@ -44,7 +44,8 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	if !passthrough {
 		cp = completechat.New(d.Chatter)
 	}
-	c, err := h.admitCompletion(r.Context(), p, params.Model, d.Upstream, body, params, passthrough)
+	c, err := h.admitCompletion(r.Context(), info, p, params.Model, d.Upstream, body, params, passthrough)
+	limitTokenHeaders(w, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return
