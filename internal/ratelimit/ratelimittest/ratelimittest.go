@@ -77,7 +77,7 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 			{cost: -5000, limit: 1000, allowed: true, remaining: 1000, reset: 0},
 			{cost: 1000, limit: 1000, allowed: true, remaining: 0},
 		}},
-		{"an extra take at settlement goes through even past the limit", []step{
+		{"an extra take at settlement that fits", []step{
 			{cost: 900, limit: 1000, allowed: true, remaining: 100},
 			{cost: 100, limit: 1000, allowed: true, remaining: 0},
 			{at: 6 * time.Second, cost: 1, limit: 1000, allowed: true, remaining: 99},
