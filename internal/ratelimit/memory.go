@@ -5,30 +5,47 @@ import (
 	"time"
 )
 
-// Memory is an in-memory Limiter using the generic cell rate algorithm
-// (GCRA): each key keeps one instant, the theoretical arrival time (tat),
-// when its allowance will be whole again. A unit costs Window/limit; a Take
-// is allowed when, after it, tat is at most Window ahead of now. So a key
-// may spend its whole limit at once (the burst equals the limit), and the
-// allowance then comes back continuously, one unit every Window/limit, as
-// OpenAI's limits do. A key whose
-// tat has passed holds nothing and is forgotten, so memory grows with the
-// keys used in the last Window, not with every key ever seen.
+// Memory is an in-memory Limiter counting a sliding window: each key keeps
+// what it took in the last Window, in buckets of Resolution (at most
+// Window/Resolution + 1 of them), and a Take is allowed when what the window
+// holds plus its cost is at most the limit. So a key may spend its whole
+// limit at once (the burst equals the limit), and never more than the
+// limit in any Window: a unit comes back exactly Window after it was
+// taken. A bucket's time is rounded up, so a unit is held a little longer
+// than Window (at most Resolution), never shorter. A key whose window is
+// empty is forgotten, so memory grows with the keys used in the last
+// Window, each holding at most 601 buckets.
 type Memory struct {
 	mu        sync.Mutex
-	tat       map[string]time.Time
+	keys      map[string]*window
 	nextSweep int
 	lastSweep time.Time
 }
 
 var _ Limiter = (*Memory)(nil)
 
+// Resolution is the granularity of the windows' buckets.
+const Resolution = Window / 600
+
+// window is one key's takes in the last Window, oldest first.
+type window struct {
+	b   []bucket
+	sum int64
+}
+
+// bucket holds the units taken in one Resolution, counted until end +
+// Window (end is the bucket's instant rounded up, Unix nanoseconds).
+type bucket struct {
+	end int64
+	n   int64
+}
+
 // minSweep is the size under which the map is never swept.
 const minSweep = 1024
 
 // NewMemory returns an empty in-memory limiter.
 func NewMemory() *Memory {
-	return &Memory{tat: make(map[string]time.Time), nextSweep: minSweep}
+	return &Memory{keys: make(map[string]*window), nextSweep: minSweep}
 }
 
 // Take implements Limiter.
@@ -37,42 +54,96 @@ func (m *Memory) Take(key string, cost, limit int64, now time.Time) Result {
 		return Result{Allowed: true}
 	}
 	cost = min(cost, limit)
+	at := now.UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tat, ok := m.tat[key]
-	if !ok || tat.Before(now) {
-		tat = now
+	w := m.keys[key]
+	if w == nil {
+		w = &window{}
 	}
-	next := tat.Add(span(cost, limit))
-	if next.Before(now) {
-		next = now
+	w.expire(at)
+	r := Result{Allowed: true, Limit: limit}
+	switch {
+	case cost < 0:
+		w.refund(-cost)
+	case cost == 0:
+	case w.sum+cost <= limit:
+		end := (at + int64(Resolution) - 1) / int64(Resolution) * int64(Resolution)
+		if n := len(w.b); n > 0 && w.b[n-1].end == end {
+			w.b[n-1].n += cost
+		} else {
+			w.b = append(w.b, bucket{end: end, n: cost})
+		}
+		w.sum += cost
+	default:
+		r.Allowed = false
+		r.RetryAfter = w.freed(w.sum+cost-limit, at)
 	}
-	ahead := next.Sub(now)
-	if ahead > Window {
-		// Not allowed: the cost fits once tat is Window - span(cost) ahead.
-		full := tat.Sub(now)
-		return Result{Limit: limit, Remaining: remaining(full, limit), Reset: full, RetryAfter: ahead - Window}
+	r.Remaining = max(limit-w.sum, 0)
+	if n := len(w.b); n > 0 {
+		r.Reset = time.Duration(w.b[n-1].end + int64(Window) - at)
 	}
-	if next.Equal(now) {
-		delete(m.tat, key)
-	} else {
-		m.tat[key] = next
-		if n := len(m.tat); n >= m.nextSweep || n > minSweep && now.Sub(m.lastSweep) > Window {
-			m.sweep(now)
+	if w.sum == 0 {
+		delete(m.keys, key)
+		return r
+	}
+	if m.keys[key] == nil {
+		m.keys[key] = w
+		if n := len(m.keys); n >= m.nextSweep || n > minSweep && now.Sub(m.lastSweep) > Window {
+			m.sweep(at, now)
 		}
 	}
-	return Result{Allowed: true, Limit: limit, Remaining: remaining(ahead, limit), Reset: ahead}
+	return r
 }
 
-// sweep forgets the keys whose allowance is whole at now; the next sweep
-// comes when the map has doubled, or a Window later.
-func (m *Memory) sweep(now time.Time) {
-	for k, t := range m.tat {
-		if !t.After(now) {
-			delete(m.tat, k)
+// expire drops the buckets no longer counted at at.
+func (w *window) expire(at int64) {
+	i := 0
+	for i < len(w.b) && w.b[i].end+int64(Window) <= at {
+		w.sum -= w.b[i].n
+		i++
+	}
+	if i > 0 {
+		w.b = append(w.b[:0], w.b[i:]...)
+	}
+}
+
+// refund gives back n units, newest first (so they come back no sooner
+// than the units they stand for would have).
+func (w *window) refund(n int64) {
+	for n > 0 && len(w.b) > 0 {
+		last := &w.b[len(w.b)-1]
+		d := min(n, last.n)
+		last.n -= d
+		w.sum -= d
+		n -= d
+		if last.n == 0 {
+			w.b = w.b[:len(w.b)-1]
 		}
 	}
-	m.nextSweep = max(2*len(m.tat), minSweep)
+}
+
+// freed is how long after at the oldest buckets holding need units leave
+// the window.
+func (w *window) freed(need, at int64) time.Duration {
+	for _, b := range w.b {
+		need -= b.n
+		if need <= 0 {
+			return time.Duration(b.end + int64(Window) - at)
+		}
+	}
+	return Window // cannot happen: cost is at most the limit
+}
+
+// sweep forgets the keys whose window is empty at at; the next sweep comes
+// when the map has doubled, or a Window later.
+func (m *Memory) sweep(at int64, now time.Time) {
+	for k, w := range m.keys {
+		if w.expire(at); w.sum == 0 {
+			delete(m.keys, k)
+		}
+	}
+	m.nextSweep = max(2*len(m.keys), minSweep)
 	m.lastSweep = now
 }
 
@@ -80,20 +151,7 @@ func (m *Memory) sweep(now time.Time) {
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.tat)
-}
-
-// span is the time cost units of a limit per Window stand for (negative
-// for a negative cost). Computed in floating point: cost * Window
-// overflows int64 for large token counts.
-func span(cost, limit int64) time.Duration {
-	return time.Duration(float64(Window) * float64(cost) / float64(limit))
-}
-
-// remaining is how many whole units fit when tat is ahead of now.
-func remaining(ahead time.Duration, limit int64) int64 {
-	n := int64(float64(Window-ahead) * float64(limit) / float64(Window))
-	return min(max(n, 0), limit)
+	return len(m.keys)
 }
 
 // Slots is an in-memory Concurrency: a count per key of running requests;

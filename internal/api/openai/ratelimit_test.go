@@ -34,14 +34,14 @@ func TestRateLimitAnswers(t *testing.T) {
 		reset      string
 		retryAfter string
 	}{
-		{0, http.StatusOK, "2", "20s", ""},
-		{0, http.StatusOK, "1", "40s", ""},
+		{0, http.StatusOK, "2", "1m0s", ""},
+		{0, http.StatusOK, "1", "1m0s", ""},
 		{0, http.StatusOK, "0", "1m0s", ""},
-		{5 * time.Second, http.StatusTooManyRequests, "0", "55s", "15"},
-		{19*time.Second + 500*time.Millisecond, http.StatusTooManyRequests, "0", "40.5s", "1"},
-		{20 * time.Second, http.StatusOK, "0", "1m0s", ""},
-		{40*time.Second + 20*time.Millisecond, http.StatusOK, "0", "59.98s", ""},
-		{3 * time.Minute, http.StatusOK, "2", "20s", ""},
+		{5 * time.Second, http.StatusTooManyRequests, "0", "55s", "55"},
+		{19*time.Second + 500*time.Millisecond, http.StatusTooManyRequests, "0", "40.5s", "41"},
+		{time.Minute, http.StatusOK, "2", "1m0s", ""},
+		{time.Minute + 30*time.Millisecond, http.StatusOK, "1", "1m0.07s", ""},
+		{3 * time.Minute, http.StatusOK, "2", "1m0s", ""},
 	} {
 		now = start.Add(st.at)
 		w := httptest.NewRecorder()

@@ -36,31 +36,33 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 		steps []step
 	}{
 		{"burst equals the limit", []step{
-			{cost: 1, limit: 3, allowed: true, remaining: 2, reset: 20 * time.Second},
-			{cost: 1, limit: 3, allowed: true, remaining: 1, reset: 40 * time.Second},
+			{cost: 1, limit: 3, allowed: true, remaining: 2, reset: 60 * time.Second},
+			{cost: 1, limit: 3, allowed: true, remaining: 1, reset: 60 * time.Second},
 			{cost: 1, limit: 3, allowed: true, remaining: 0, reset: 60 * time.Second},
-			{cost: 1, limit: 3, allowed: false, remaining: 0, retryAfter: 20 * time.Second, reset: 60 * time.Second},
+			{cost: 1, limit: 3, allowed: false, remaining: 0, retryAfter: 60 * time.Second, reset: 60 * time.Second},
 		}},
-		{"refill over the minute", []step{
+		{"at most the limit in any 60-second window", []step{
 			{cost: 1, limit: 3, allowed: true, remaining: 2},
-			{cost: 1, limit: 3, allowed: true, remaining: 1},
-			{cost: 1, limit: 3, allowed: true, remaining: 0},
-			{at: 10 * time.Second, cost: 1, limit: 3, allowed: false, retryAfter: 10 * time.Second},
-			{at: 20 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 0},
-			{at: 20 * time.Second, cost: 1, limit: 3, allowed: false, retryAfter: 20 * time.Second},
-			{at: 100 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 2, reset: 20 * time.Second},
+			{at: 20 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 1},
+			{at: 40 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 0, reset: 60 * time.Second},
+			{at: 50 * time.Second, cost: 1, limit: 3, allowed: false, retryAfter: 10 * time.Second},
+			{at: 60 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 0},
+			{at: 70 * time.Second, cost: 1, limit: 3, allowed: false, retryAfter: 10 * time.Second},
+			{at: 80 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 0},
+			{at: 200 * time.Second, cost: 1, limit: 3, allowed: true, remaining: 2, reset: 60 * time.Second},
 		}},
-		{"the allowance comes back continuously", []step{
+		{"a burst then a full minute's wait", []step{
 			{cost: 2, limit: 2, allowed: true, remaining: 0},
-			{at: 29 * time.Second, cost: 1, limit: 2, allowed: false, retryAfter: time.Second},
-			{at: 30 * time.Second, cost: 2, limit: 2, allowed: false, remaining: 1, retryAfter: 30 * time.Second},
-			{at: 30 * time.Second, cost: 1, limit: 2, allowed: true, remaining: 0},
-			{at: 90 * time.Second, cost: 2, limit: 2, allowed: true, remaining: 0},
+			{at: 30 * time.Second, cost: 1, limit: 2, allowed: false, retryAfter: 30 * time.Second},
+			{at: 59 * time.Second, cost: 1, limit: 2, allowed: false, retryAfter: time.Second},
+			{at: 60 * time.Second, cost: 2, limit: 2, allowed: true, remaining: 0},
 		}},
 		{"tokens cost more than one", []step{
-			{cost: 600, limit: 1000, allowed: true, remaining: 400, reset: 36 * time.Second},
-			{cost: 500, limit: 1000, allowed: false, remaining: 400, retryAfter: 6 * time.Second},
-			{cost: 400, limit: 1000, allowed: true, remaining: 0},
+			{cost: 600, limit: 1000, allowed: true, remaining: 400, reset: 60 * time.Second},
+			{at: 10 * time.Second, cost: 300, limit: 1000, allowed: true, remaining: 100},
+			{at: 20 * time.Second, cost: 500, limit: 1000, allowed: false, remaining: 100, retryAfter: 40 * time.Second},
+			{at: 61 * time.Second, cost: 500, limit: 1000, allowed: true, remaining: 200},
+			{at: 61 * time.Second, cost: 300, limit: 1000, allowed: false, remaining: 200, retryAfter: 9 * time.Second},
 		}},
 		{"a cost above the limit needs the whole allowance", []step{
 			{cost: 5000, limit: 1000, allowed: true, remaining: 0, reset: time.Minute},
@@ -68,7 +70,7 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 		}},
 		{"a refund at settlement gives units back", []step{
 			{cost: 1000, limit: 1000, allowed: true, remaining: 0},
-			{cost: 1, limit: 1000, allowed: false, retryAfter: 60 * time.Millisecond},
+			{cost: 1, limit: 1000, allowed: false, retryAfter: time.Minute},
 			{cost: -700, limit: 1000, allowed: true, remaining: 700},
 			{cost: 700, limit: 1000, allowed: true, remaining: 0},
 		}},
@@ -77,15 +79,15 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 			{cost: -5000, limit: 1000, allowed: true, remaining: 1000, reset: 0},
 			{cost: 1000, limit: 1000, allowed: true, remaining: 0},
 		}},
-		{"an extra take at settlement that fits", []step{
+		{"an extra take at settlement only when it fits", []step{
 			{cost: 900, limit: 1000, allowed: true, remaining: 100},
 			{cost: 100, limit: 1000, allowed: true, remaining: 0},
-			{at: 6 * time.Second, cost: 1, limit: 1000, allowed: true, remaining: 99},
+			{at: 6 * time.Second, cost: 1, limit: 1000, allowed: false, retryAfter: 54 * time.Second},
 		}},
 		{"a cost of zero reads the state", []step{
 			{cost: 1, limit: 4, allowed: true, remaining: 3},
-			{cost: 0, limit: 4, allowed: true, remaining: 3, reset: 15 * time.Second},
-			{cost: 0, limit: 4, allowed: true, remaining: 3},
+			{at: 15 * time.Second, cost: 0, limit: 4, allowed: true, remaining: 3, reset: 45 * time.Second},
+			{at: 15 * time.Second, cost: 0, limit: 4, allowed: true, remaining: 3},
 		}},
 		{"keys are independent", []step{
 			{key: "a", cost: 1, limit: 1, allowed: true, remaining: 0},
