@@ -96,16 +96,16 @@ func (m *Memory) Take(key string, cost, limit int64, now time.Time) Result {
 	return r
 }
 
-// expire drops the buckets no longer counted at at.
+// expire drops the buckets no longer counted at at. It reslices rather
+// than moves the rest; append moves them to the front of a new array once
+// the old one is full.
 func (w *window) expire(at int64) {
 	i := 0
 	for i < len(w.b) && w.b[i].end+int64(Window) <= at {
 		w.sum -= w.b[i].n
 		i++
 	}
-	if i > 0 {
-		w.b = append(w.b[:0], w.b[i:]...)
-	}
+	w.b = w.b[i:]
 }
 
 // refund gives back n units, newest first (so they come back no sooner
