@@ -83,6 +83,8 @@ type options struct {
 	Only        string        `json:"only,omitempty"`
 	Tenants     int           `json:"tenants"`
 	Usage       string        `json:"usage,omitempty"`
+	Group       string        `json:"group,omitempty"`
+	Extra       string        `json:"extra,omitempty"`
 	role        string        // hidden: "upstream" or "proxy" when re-executed as a child
 	upstream    string        // hidden: the proxy role's upstream URL
 }
@@ -101,6 +103,8 @@ func parseOptions() options {
 	fs.StringVar(&o.Only, "only", "", "run only this pass: stream or non-stream")
 	fs.IntVar(&o.Tenants, "tenants", 1, "spread requests over this many funded accounts with a key each")
 	fs.StringVar(&o.Usage, "usage", "", "modelgate's usage section as a YAML flow mapping, e.g. '{flush_interval: 200ms, batch_size: 1024}' (default: modelgate's defaults)")
+	fs.StringVar(&o.Group, "group", "", "the default group's settings as a YAML flow mapping, e.g. '{models: [\"*\"], limits: {rpm: 1000000, tpm: 1000000000, concurrency: 10000}}' (default: every model, no limits)")
+	fs.StringVar(&o.Extra, "extra", "", "YAML appended to modelgate's config, e.g. 'metrics: {listen: 127.0.0.1:9464}'")
 	fs.StringVar(&o.role, "role", "", "internal: run as a child process (upstream|proxy)")
 	fs.StringVar(&o.upstream, "upstream", "", "internal: the proxy role's upstream URL")
 	fs.Usage = func() {
@@ -233,7 +237,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "modelgate.yaml")
-	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests, o.Usage)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests, o.Usage, o.Group, o.Extra)), 0o600); err != nil {
 		return nil, err
 	}
 	keys, err := createKeys(ctx, bin, cfg, o.Tenants)
@@ -387,10 +391,17 @@ func preflight(ctx context.Context, client *http.Client, keys []string, targets 
 }
 
 // modelgateConfig is the config file modelgate is started with; usage, when
-// not empty, is its usage section (a YAML flow mapping).
-func modelgateConfig(listen, upstream, dir string, logRequests bool, usage string) string {
+// not empty, is its usage section and group its default group (YAML flow
+// mappings); extra is appended as it is.
+func modelgateConfig(listen, upstream, dir string, logRequests bool, usage, group, extra string) string {
 	if usage != "" {
 		usage = "usage: " + usage + "\n"
+	}
+	if group == "" {
+		group = `{models: ["*"]}`
+	}
+	if extra != "" {
+		usage += extra + "\n"
 	}
 	return fmt.Sprintf(`listen: %s
 database: sqlite:%s
@@ -402,8 +413,8 @@ providers:
     api_key: ${MOCK_KEY:-none}
     models: [%s]
 groups:
-  default: {models: ["*"]}
-%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, usage)
+  default: %s
+%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, group, usage)
 }
 
 const (
@@ -604,6 +615,12 @@ func (rep *report) print(out io.Writer) {
 	}
 	if s.Usage != "" {
 		fmt.Fprintf(out, "          modelgate's usage section: %s\n", s.Usage)
+	}
+	if s.Group != "" {
+		fmt.Fprintf(out, "          modelgate's default group: %s\n", s.Group)
+	}
+	if s.Extra != "" {
+		fmt.Fprintf(out, "          modelgate's config also has: %s\n", s.Extra)
 	}
 	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events\n\n",
 		rep.LogLevel, s.LogRequests, rep.StreamEvents)
