@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
 var benchBody = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"` + strings.Repeat("You are a helpful assistant. ", 12) +
@@ -67,8 +68,8 @@ func (d *discardWriter) WriteHeader(int)             {}
 func (d *discardWriter) FlushError() error           { return nil }
 
 // BenchmarkHandlerStream measures the gateway's own work for one streamed
-// request (validation, routing, relaying 22 chunks, the usage record),
-// without sockets or a vendor.
+// request (validation, routing, relaying 22 chunks, the usage record, the
+// metrics), without sockets or a vendor.
 func BenchmarkHandlerStream(b *testing.B) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
 	chunks := make([][]byte, 22)
@@ -76,8 +77,9 @@ func BenchmarkHandlerStream(b *testing.B) {
 		chunks[i] = chunk
 	}
 	h := &Handler{Auth: benchAuth{}, Usage: &benchRecorder{}, MaxBody: 1 << 20,
-		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
-		Router: route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}})}
+		Policy:  gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
+		Router:  route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}}),
+		Metrics: telemetry.New(telemetry.Options{Models: []string{"gpt-4o-mini"}, Providers: []string{"p"}})}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	b.ReportAllocs()
