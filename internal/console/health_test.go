@@ -28,7 +28,7 @@ func TestProviderHealthCountsUpstreamOutcomes(t *testing.T) {
 		code   string
 	}{
 		{http.StatusOK, ""},
-		{http.StatusTooManyRequests, "insufficient_quota"}, // the gateway's: no balance
+		{http.StatusTooManyRequests, "insufficient_quota"},  // the gateway's: no balance
 		{http.StatusTooManyRequests, "rate_limit_exceeded"}, // the vendor's rate limit
 		{http.StatusBadGateway, "upstream_error"},
 		{http.StatusServiceUnavailable, "upstream_unavailable"}, // the vendor's own insufficient_quota
