@@ -179,3 +179,41 @@ func matches(got, want map[string]float64) bool {
 	}
 	return true
 }
+
+// TestMetricsStreamsInFlight: a stream being relayed is in flight until
+// its client leaves.
+func TestMetricsStreamsInFlight(t *testing.T) {
+	g := startGateway(t, func(c *config.Config) { c.Metrics = &config.Metrics{Listen: "127.0.0.1:0"} })
+	url := "http://" + g.app.MetricsAddr() + "/metrics"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := g.client(g.keys["default"])
+	s := c.Chat.Completions.NewStreaming(ctx, streamParams("endless", false))
+	if !s.Next() {
+		t.Fatalf("no first chunk: %v", s.Err())
+	}
+	const gauge = "modelgate_streams_in_flight"
+	if got := scrapeMetrics(t, url)[gauge]; got != 1 {
+		t.Errorf("%s during a stream = %v, want 1", gauge, got)
+	}
+	cancel()
+	_ = s.Close()
+	var got float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if got = scrapeMetrics(t, url)[gauge]; got == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != 0 {
+		t.Errorf("%s after the client left = %v, want 0", gauge, got)
+	}
+	left := `modelgate_requests_total{endpoint="chat.completions",model="endless",provider="fake-openai",status="499"}`
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if got = scrapeMetrics(t, url)[left]; got == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != 1 {
+		t.Errorf("%s = %v, want 1", left, got)
+	}
+}
