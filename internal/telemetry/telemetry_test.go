@@ -173,3 +173,14 @@ func BenchmarkRequest(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRequestSerial is the cost one request pays, without contention.
+func BenchmarkRequestSerial(b *testing.B) {
+	m := newTest(nil)
+	r := Request{Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai-a", Status: 200,
+		Duration: time.Second, TTFT: time.Millisecond, PromptTokens: 1, CompletionTokens: 2, CostMicros: 3}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Request(r)
+	}
+}
