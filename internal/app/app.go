@@ -28,6 +28,7 @@ import (
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/telemetry"
 	"github.com/modelgate/modelgate/internal/tokenize"
 	"github.com/modelgate/modelgate/internal/usage"
 	"github.com/modelgate/modelgate/internal/video"
@@ -67,6 +68,9 @@ type App struct {
 	upkeep   *upkeep               // usage retention, refused-request counter (upkeep.go)
 	poller   *video.Poller         // drives video tasks (video.go)
 	maxConns int                   // client connections held at once (0: no cap)
+
+	metrics   *telemetry.Metrics // nil: metrics.listen not set (metrics.go)
+	metricsLn net.Listener       // the metrics listener, opened by New, served by Run
 }
 
 // OpenStore opens the configured database (CLI commands share it); log
@@ -164,6 +168,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
+	if err := a.openMetrics(cfg, h); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
 	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
 	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
@@ -182,6 +190,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("GET /readyz", a.ready)
 	h.Routes(mux)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	mountConsole(mux, con)
@@ -261,7 +270,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		close(pollerDone)
 	}()
 
+	stopMetrics := a.serveMetrics()
 	serveErr := a.server.Serve(ctx, ln)
+	stopMetrics()
 	stopHolds()
 	<-holdsDone
 	<-sweepDone
@@ -279,8 +290,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	return errors.Join(serveErr, closeErr, runErr)
 }
 
-// Close releases the journal and the store.
+// Close releases the journal, the store and the metrics listener.
 func (a *App) Close() error {
+	if a.metricsLn != nil {
+		_ = a.metricsLn.Close() // already closed when Run served it
+	}
 	var jerr error
 	if a.journal != nil {
 		jerr = a.journal.Close()

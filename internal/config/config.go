@@ -70,6 +70,7 @@ type Config struct {
 	Video           Video            `yaml:"video"`    // asynchronous video generation tasks
 	Console         *Console         `yaml:"console"`  // the web console; nil: off
 	Payments        *Payments        `yaml:"payments"` // console top-ups; nil: redemption codes only
+	Metrics         *Metrics         `yaml:"metrics"`  // Prometheus /metrics on its own listener; nil: off
 	Models          []ModelConfig    `yaml:"models"`   // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`        // file it was loaded from; "" for the built-in default
 

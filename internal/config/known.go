@@ -78,6 +78,7 @@ var (
 		reflect.TypeFor[Console]():          "console",
 		reflect.TypeFor[OAuthProvider]():    "console oauth provider",
 		reflect.TypeFor[Payments]():         "payments",
+		reflect.TypeFor[Metrics]():          "metrics",
 		reflect.TypeFor[TopUpBonus]():       "first_topup_bonus",
 		reflect.TypeFor[StripeConf]():       "stripe",
 	}

@@ -24,6 +24,7 @@ var (
 func (c *Config) Validate() []Problem {
 	v := &validator{c: c}
 	v.server()
+	v.metrics()
 	v.providers()
 	cat := v.catalog()
 	served := v.expand(cat)

@@ -107,6 +107,20 @@ func (c *Console) renderAdmin(w http.ResponseWriter, r *http.Request, s store.Se
 	c.Pages.Render(w, status, "admin", v)
 }
 
+// upstreamFailed reports whether u is the provider's failure: a 5xx or a
+// 429. The client's own mistakes (other 4xx) say nothing of the provider,
+// and neither does the gateway's refusal of a key with no balance (429
+// insufficient_quota; the vendor's own insufficient_quota reaches the
+// client as 503 upstream_unavailable). The gateway's refusals before any
+// upstream call leave no usage record today (they are counted per key and
+// minute instead), so this guard matters for records stored before that.
+func upstreamFailed(u store.UsageRecord) bool {
+	if u.Status == http.StatusTooManyRequests && u.ErrorCode == "insufficient_quota" {
+		return false
+	}
+	return u.Status >= 500 || u.Status == http.StatusTooManyRequests
+}
+
 // providerHealth is the configured providers with the last hour's
 // requests and errors from the usage records.
 func (c *Console) providerHealth(ctx context.Context) ([]web.AdminProvider, error) {
@@ -128,8 +142,7 @@ func (c *Console) providerHealth(ctx context.Context) ([]web.AdminProvider, erro
 			continue
 		}
 		ps[i].Requests++
-		// The client's own mistakes (4xx but 429) say nothing of the provider.
-		if u.Status >= 500 || u.Status == http.StatusTooManyRequests {
+		if upstreamFailed(u) {
 			ps[i].Errors++
 		}
 	}

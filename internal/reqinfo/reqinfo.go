@@ -29,6 +29,10 @@ type Info struct {
 	// upstream (or ended an answer the upstream had started): the request
 	// was no refusal of the gateway's own, which are only counted.
 	Upstreamed bool
+	// VendorFailed is set when that error is the vendor's own answer
+	// (provider.VendorFailed), not a failure the gateway ran into on the
+	// way: what the metrics count as an upstream error.
+	VendorFailed bool
 	// Recorded is set once the request's usage record (or refusal) was
 	// left: a request is recorded at most once, which the usage store's
 	// hot path relies on (store.Usage.AppendUsage does not look for

@@ -421,5 +421,8 @@ type Store interface {
 	ResponseTasks
 	Console
 	Refusals
+	// Ping reports whether the database answers (a cheap round trip; the
+	// caller bounds it with ctx). /readyz calls it; an error after Close.
+	Ping(ctx context.Context) error
 	Close() error
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
 var benchBody = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"` + strings.Repeat("You are a helpful assistant. ", 12) +
@@ -68,8 +69,8 @@ func (d *discardWriter) WriteHeader(int)             {}
 func (d *discardWriter) FlushError() error           { return nil }
 
 // BenchmarkHandlerStream measures the gateway's own work for one streamed
-// request (validation, routing, relaying 22 chunks, the usage record),
-// without sockets or a vendor.
+// request (validation, routing, relaying 22 chunks, the usage record, the
+// metrics), without sockets or a vendor.
 func BenchmarkHandlerStream(b *testing.B) {
 	benchHandlerStream(b, benchAuth{}, nil)
 }
@@ -88,8 +89,9 @@ func benchHandlerStream(b *testing.B, auth benchAuth, limits *RateLimits) {
 		chunks[i] = chunk
 	}
 	h := &Handler{Auth: auth, Usage: &benchRecorder{}, MaxBody: 1 << 20, RateLimits: limits,
-		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
-		Router: route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}})}
+		Policy:  gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
+		Router:  route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}}),
+		Metrics: telemetry.New(telemetry.Options{Models: []string{"gpt-4o-mini"}, Providers: []string{"p"}})}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	b.ReportAllocs()

@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
 // outcome is what the usage record needs beyond reqinfo.Info.
@@ -152,6 +153,8 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
+	h.streamStarted()
+	defer h.streamEnded()
 	sw := h.eventWriter(w)
 	buffered, _ := st.(provider.Buffered)
 	// Delivered text is counted as it goes (bounded memory), for when the
@@ -218,7 +221,9 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 // refusal).
 //
 // It runs once per request (info.Recorded): the usage recorder stores a
-// request's record without looking whether it has it already.
+// request's record without looking whether it has it already. It is also
+// where every request is counted in the metrics, whichever of the three
+// ways it is recorded.
 func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	if info.Recorded {
 		return
@@ -230,11 +235,21 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	if status == 0 {
 		status = http.StatusOK
 	}
+	refused := info.AccountID != "" && refusal(info, status, out)
+	if h.Metrics != nil {
+		m := telemetry.Request{Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, Status: status,
+			Duration: end.Sub(info.Start), TTFT: out.ttft, PromptTokens: out.usage.PromptTokens,
+			CompletionTokens: out.usage.CompletionTokens, CostMicros: int64(out.cost), VendorFailed: info.VendorFailed}
+		if refused {
+			m.Refusal = info.ErrCode
+		}
+		h.Metrics.Request(m)
+	}
 	if info.AccountID == "" {
 		h.refuse(info, status)
 		return
 	}
-	if h.KeyRefusals != nil && refusal(info, status, out) {
+	if h.KeyRefusals != nil && refused {
 		h.KeyRefusals.Count(store.RefusalCount{AccountID: info.AccountID, KeyID: info.KeyID,
 			Minute: info.Start, Endpoint: info.Endpoint, Reason: info.ErrCode, Status: status})
 		return

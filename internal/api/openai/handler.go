@@ -26,6 +26,7 @@ import (
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
 // Authenticator turns an Authorization header into a principal.
@@ -48,6 +49,15 @@ type Refusals interface {
 // upstream call (usage.Refusals has it); they leave no usage record each.
 type KeyRefusals interface {
 	Count(store.RefusalCount)
+}
+
+// Metrics counts requests and streams for the metrics endpoint
+// (telemetry.Metrics has it); the handler calls it from record, once per
+// request, and around each relayed stream.
+type Metrics interface {
+	Request(telemetry.Request)
+	StreamStarted()
+	StreamEnded()
 }
 
 // Handler serves /v1. All fields are required except Log and Now.
@@ -76,6 +86,9 @@ type Handler struct {
 	// KeyRefusals counts the requests of authenticated keys refused
 	// before any upstream call (nil: each leaves a usage record).
 	KeyRefusals KeyRefusals
+
+	// Metrics counts every request once it is recorded (nil: no metrics).
+	Metrics Metrics
 
 	// Responses records which account created each vendor-stored response
 	// (nil: nothing is recorded and no stored response can be read).
@@ -292,7 +305,7 @@ func (h *Handler) fail(w http.ResponseWriter, info *reqinfo.Info, err error) {
 		info.ErrDetail = e.Err.Error()
 	}
 	if provider.VendorFailed(err) {
-		info.Upstreamed = true
+		info.Upstreamed, info.VendorFailed = true, true
 	}
 }
 
@@ -302,6 +315,7 @@ func (h *Handler) fail(w http.ResponseWriter, info *reqinfo.Info, err error) {
 func streamFailed(info *reqinfo.Info, err error) *apierr.Error {
 	e := apierr.From(err)
 	info.Status, info.ErrCode, info.Upstreamed = e.Status, e.Code, true
+	info.VendorFailed = provider.VendorFailed(err)
 	if e.Err != nil {
 		info.ErrDetail = e.Err.Error()
 	}

@@ -279,6 +279,7 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 		return
 	}
 	sw := h.startEvents(w, info, c != nil)
+	defer h.streamEnded()
 	buffered, _ := st.(provider.Buffered)
 	seq := int64(-1)
 	var end streamEnd

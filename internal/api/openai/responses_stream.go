@@ -12,7 +12,8 @@ import (
 )
 
 // startEvents writes the headers of a Responses event stream: 200, SSE,
-// and the cost trailer when billing is on.
+// and the cost trailer when billing is on. It counts the stream in flight:
+// the caller defers streamEnded.
 func (h *Handler) startEvents(w http.ResponseWriter, info *reqinfo.Info, billed bool) *sse.Writer {
 	hdr := w.Header()
 	if billed {
@@ -23,7 +24,23 @@ func (h *Handler) startEvents(w http.ResponseWriter, info *reqinfo.Info, billed 
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
+	h.streamStarted()
 	return h.eventWriter(w)
+}
+
+// streamStarted counts a stream whose answer started (the metrics' streams
+// in flight); the caller defers streamEnded.
+func (h *Handler) streamStarted() {
+	if h.Metrics != nil {
+		h.Metrics.StreamStarted()
+	}
+}
+
+// streamEnded uncounts a stream counted by streamStarted.
+func (h *Handler) streamEnded() {
+	if h.Metrics != nil {
+		h.Metrics.StreamEnded()
+	}
 }
 
 // writeEvents writes translated events, stopping at the first failure.
@@ -61,6 +78,7 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		return
 	}
 	sw := h.startEvents(w, info, c != nil)
+	defer h.streamEnded()
 	ts := tr.NewStream(id, created)
 	buffered, _ := st.(provider.Buffered)
 	var end streamEnd

@@ -133,6 +133,16 @@ func (s *Store) init(ctx context.Context) error {
 	return s.prepareUsage(ctx)
 }
 
+// Ping runs the cheapest query there is, so a database that cannot be
+// read (closed, its file gone, every connection stuck) answers an error.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
 // Close releases the prepared statements and every pooled connection.
 func (s *Store) Close() error {
 	var errs []error

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UsageRollups", func(t *testing.T) { testUsageRollups(t, newStore) })
 	t.Run("LoginLinks", func(t *testing.T) { testLoginLinks(t, newStore) })
 	t.Run("Refusals", func(t *testing.T) { testRefusals(t, newStore) })
+	t.Run("Ping", func(t *testing.T) { testPing(t, newStore) })
 }
 
 // at returns the fixtures' reference time (UTC, whole microseconds) shifted by d.
