@@ -10,10 +10,10 @@
 // handler's fixed names, status the HTTP status code. A client cannot grow
 // the number of series by sending made-up model names.
 //
-// Where later work plugs in (documented in docs/operations.md):
-// modelgate_rate_limited_total (rate limits), and the retry and circuit
-// state metrics of routing and failover, are registered here next to the
-// others, on the same registry.
+// Rate-limit rejections are refusals (reason rate_limit_exceeded). Where
+// later work plugs in (documented in docs/operations.md): the retry and
+// circuit state metrics of routing and failover are registered here next
+// to the others, on the same registry.
 package telemetry
 
 import (
