@@ -112,6 +112,30 @@ type UsageRecord struct {
 	TTFT      time.Duration // request start to first streamed event; 0 when not streamed
 	Status    int           // HTTP status the client got (499 when the client went away)
 	ErrorCode string        // OpenAI-style error code, empty on success
+	// Attempts are the request's upstream tries in order, stored only when
+	// there was more than one, or the one failed, or the client did not get
+	// a 2xx: nil on a record with a Provider and a 2xx Status means one try
+	// at Provider that answered (200, for about Latency). Readers use
+	// AttemptsOf.
+	Attempts []Attempt
+}
+
+// Attempt is one upstream try of a request.
+type Attempt struct {
+	Provider string        // provider name from the config
+	Status   int           // the upstream's HTTP status; 0 when no answer came
+	Error    string        // why it failed ("" when it answered 2xx)
+	Duration time.Duration // from sending to the answer's end or failure
+}
+
+// AttemptsOf is r's tries: the stored ones, or the one implied by a record
+// that has none stored (see UsageRecord.Attempts); nil when no upstream was
+// tried.
+func AttemptsOf(r *UsageRecord) []Attempt {
+	if r.Attempts != nil || r.Provider == "" || r.Status < 200 || r.Status > 299 {
+		return r.Attempts
+	}
+	return []Attempt{{Provider: r.Provider, Status: 200, Duration: r.Latency}}
 }
 
 // UsageFilter selects usage records; zero fields do not filter.
