@@ -42,6 +42,7 @@ const (
 	CodeRequestTimeout      = "request_timeout" // 408: the body did not arrive within read_timeout
 	CodeServerBusy          = "server_busy"     // 503: the request-body memory budget is spent
 	CodeShuttingDown        = "shutting_down"
+	CodeServiceUnavailable  = "service_unavailable" // 503: no provider of the model can serve it now (Retry-After says when)
 	CodeInsufficientQuota   = "insufficient_quota"
 	CodeContextLength       = "context_length_exceeded"
 	CodeModelNotPriced      = "model_not_priced"

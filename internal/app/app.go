@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: route.New(deps),
+	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: newRouter(cfg, deps, o.Now),
 		catalog: cat, instance: NewID("gw_"), maxConns: cfg.MaxConnections}
 	if a.maxConns == 0 && o.FileLimit > 0 {
 		a.maxConns = server.DefaultMaxConns(o.FileLimit)
@@ -166,6 +166,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		// In memory, per replica: a Redis implementation of the same
 		// interfaces comes with the scale-out.
 		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
+
+		Retry: route.Retry{MaxAttempts: cfg.Routing.MaxAttempts, Backoff: time.Duration(cfg.Routing.Backoff),
+			MaxBackoff: time.Duration(cfg.Routing.MaxBackoff), Deadline: time.Duration(cfg.Routing.Deadline)}.WithDefaults(),
+		FirstByte: firstByte(cfg),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	if err := a.openMetrics(cfg, h); err != nil {

@@ -74,6 +74,10 @@ func testConfig(t *testing.T, upstreamURL string) *config.Config {
 		ShutdownTimeout: config.Duration(5 * time.Second),
 		AuthCacheTTL:    config.Duration(time.Nanosecond), // revocations in tests take effect at once
 		Usage:           config.Usage{BatchSize: 64, FlushInterval: config.Duration(20 * time.Millisecond)},
+		// One fake vendor answers every scenario, failing ones included:
+		// its circuit must not open in the middle of other tests (the
+		// circuit's own tests set their own).
+		Circuit: config.Circuit{Failures: 1 << 20},
 	}
 	// The fake upstream's scenario models are not in the catalog: price
 	// them like a cheap chat model ($1 in, $2 out per million tokens).

@@ -33,7 +33,8 @@ func (a *App) openMetrics(cfg *config.Config, h *openai.Handler) error {
 	for i, p := range cfg.Providers {
 		names[i] = p.Name
 	}
-	m := telemetry.New(telemetry.Options{Models: modelIDs(a.router), Providers: names, Refused: a.upkeep.refused.Counts})
+	m := telemetry.New(telemetry.Options{Models: modelIDs(a.router), Providers: names, Refused: a.upkeep.refused.Counts,
+		Circuits: circuits(a.router)})
 	ln, err := net.Listen("tcp", cfg.Metrics.Listen)
 	if err != nil {
 		return fmt.Errorf("metrics.listen: %w", err)

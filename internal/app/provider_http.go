@@ -2,7 +2,9 @@ package app
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
@@ -32,7 +34,11 @@ func upstreamClient(p config.Provider, o Options) *http.Client {
 	case o.HTTPClient != nil:
 		next = http.DefaultTransport
 	default:
-		next = openaicompat.NewTransport()
+		t := openaicompat.NewTransport()
+		if p.ConnectTimeout > 0 {
+			t.DialContext = (&net.Dialer{Timeout: time.Duration(p.ConnectTimeout), KeepAlive: 30 * time.Second}).DialContext
+		}
+		next = t
 	}
 	c.Transport = &notFoundLog{next: next, provider: p.Name, log: log}
 	return &c

@@ -70,77 +70,31 @@ func deployments(cfg *config.Config, cat *catalog.Catalog, tokens *tokenize.Set,
 			p.BaseURL = b
 		}
 		p.Models = served[i] // what the adapter constructors see, patterns expanded
-		var (
-			ch      provider.Chatter
-			models  = served[i]
-			owner   = p.OwnedBy
-			created int64
-		)
-		switch p.Type {
-		case "demo":
-			dp := demo.New(o.Now)
-			dp.VideoDelay = max(time.Duration(cfg.Video.DemoDelay), time.Nanosecond) // 0: at once
-			ch, created = dp, demoCreated
-			if owner == "" {
-				owner = demo.OwnedBy
-			}
-			for _, m := range models {
-				if !demo.Known(m.UpstreamID()) {
-					return nil, fmt.Errorf("provider %s (line %d): the demo provider has no model %q (it has %s)",
-						p.Name, m.Line, m.UpstreamID(), strings.Join(demo.Models, ", "))
-				}
-			}
-		case "openai":
-			c, err := openaicompat.New(openaicompat.Options{
-				Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
-				Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
-				UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
-			})
+		var keys []provider.Chatter
+		var owner string
+		var created int64
+		for _, key := range p.Keys() {
+			pk := p
+			pk.APIKey, pk.APIKeys = key, nil
+			ch, o, c, err := newAdapter(cfg, pk, cat, tokens, o)
 			if err != nil {
 				return nil, err
 			}
-			ch = c
-			if owner == "" {
-				owner = ownerFromURL(p.BaseURL, p.Name)
-			}
-		case "azure":
-			c, err := openaicompat.New(openaicompat.Options{
-				Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
-				Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
-				UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
-				Azure: true, APIVersion: p.APIVersion,
-			})
-			if err != nil {
-				return nil, err
-			}
-			ch = c
-			if owner == "" {
-				owner = "azure"
-			}
-		case "anthropic":
-			c, err := newAnthropic(p, cat, tokens, o)
-			if err != nil {
-				return nil, err
-			}
-			ch = c
-			if owner == "" {
-				owner = "anthropic"
-			}
-		case "gemini":
-			c, err := newGemini(p, cfg.Fetch, o)
-			if err != nil {
-				return nil, err
-			}
-			ch = c
-			if owner == "" {
-				owner = "google"
-			}
-		default:
-			return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
+			keys = append(keys, ch)
+			owner, created = o, c
 		}
-		for _, m := range models {
-			deps = append(deps, route.Deployment{Provider: p.Name, Chatter: ch, Model: m.ID, Upstream: m.UpstreamID(),
-				Priority: p.Priority, Weight: p.Weight, OwnedBy: owner, OwnerSet: p.OwnedBy != "" || p.Type == "demo", Created: created})
+		for _, m := range served[i] {
+			if p.Type == "demo" && !demo.Known(m.UpstreamID()) {
+				return nil, fmt.Errorf("provider %s (line %d): the demo provider has no model %q (it has %s)",
+					p.Name, m.Line, m.UpstreamID(), strings.Join(demo.Models, ", "))
+			}
+			price := m.ID
+			if cm, ok := lookupModel(cat, m.ID, m.UpstreamID()); ok {
+				price = cm.ID
+			}
+			deps = append(deps, route.Deployment{Provider: p.Name, Chatter: keys[0], Keys: keys, PriceKey: price,
+				Model: m.ID, Upstream: m.UpstreamID(), Priority: p.Priority, Weight: p.Weight, OwnedBy: owner,
+				OwnerSet: p.OwnedBy != "" || p.Type == "demo", Created: created})
 		}
 	}
 	return deps, nil
@@ -171,4 +125,61 @@ func ownerFromURL(base, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// newAdapter builds provider p's adapter (with its one api_key) and its
+// vendor label and listing time.
+func newAdapter(cfg *config.Config, p config.Provider, cat *catalog.Catalog, tokens *tokenize.Set, o Options) (ch provider.Chatter, owner string, created int64, err error) {
+	owner = p.OwnedBy
+	switch p.Type {
+	case "demo":
+		dp := demo.New(o.Now)
+		dp.VideoDelay = max(time.Duration(cfg.Video.DemoDelay), time.Nanosecond) // 0: at once
+		ch, created = dp, demoCreated
+		if owner == "" {
+			owner = demo.OwnedBy
+		}
+	case "openai", "azure":
+		opts := openaicompat.Options{
+			Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Headers: p.Headers,
+			Timeout: time.Duration(p.Timeout), IdleTimeout: time.Duration(p.IdleTimeout),
+			UserAgent: "modelgate/" + o.Version, HTTPClient: upstreamClient(p, o),
+		}
+		if p.Type == "azure" {
+			opts.Azure, opts.APIVersion = true, p.APIVersion
+		}
+		c, err := openaicompat.New(opts)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		ch = c
+		switch {
+		case owner != "":
+		case p.Type == "azure":
+			owner = "azure"
+		default:
+			owner = ownerFromURL(p.BaseURL, p.Name)
+		}
+	case "anthropic":
+		c, err := newAnthropic(p, cat, tokens, o)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		ch = c
+		if owner == "" {
+			owner = "anthropic"
+		}
+	case "gemini":
+		c, err := newGemini(p, cfg.Fetch, o)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		ch = c
+		if owner == "" {
+			owner = "google"
+		}
+	default:
+		return nil, "", 0, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
+	}
+	return ch, owner, created, nil
 }

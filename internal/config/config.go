@@ -77,6 +77,11 @@ type Config struct {
 	// Background configures background Responses requests (background: true).
 	Background Background `yaml:"background"`
 
+	// Routing bounds each request's tries across its model's providers;
+	// Circuit is the per-provider circuit breaker (routing.go).
+	Routing Routing `yaml:"routing"`
+	Circuit Circuit `yaml:"circuit"`
+
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
 	// the environment. It lets Validate point at lines and lets ApplyDefaults
@@ -110,17 +115,22 @@ type Usage struct {
 
 // Provider is one upstream vendor account that requests can be routed to.
 type Provider struct {
-	Name        string            `yaml:"name"`
-	Type        string            `yaml:"type"`
-	BaseURL     string            `yaml:"base_url"`
-	APIKey      string            `yaml:"api_key"`
-	OwnedBy     string            `yaml:"owned_by"`
-	Models      ModelList         `yaml:"models"`
-	Priority    int               `yaml:"priority"`
-	Weight      int               `yaml:"weight"`
-	Headers     map[string]string `yaml:"headers"`
-	Timeout     Duration          `yaml:"timeout"`
-	IdleTimeout Duration          `yaml:"idle_timeout"`
+	Name    string `yaml:"name"`
+	Type    string `yaml:"type"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+	// APIKeys are several keys of one vendor account, rotated; the vendor
+	// refusing one (401/403) takes it out of rotation until a reload.
+	APIKeys []string `yaml:"api_keys"`
+	// ConnectTimeout bounds opening a connection to the vendor (default 10s).
+	ConnectTimeout Duration          `yaml:"connect_timeout"`
+	OwnedBy        string            `yaml:"owned_by"`
+	Models         ModelList         `yaml:"models"`
+	Priority       int               `yaml:"priority"`
+	Weight         int               `yaml:"weight"`
+	Headers        map[string]string `yaml:"headers"`
+	Timeout        Duration          `yaml:"timeout"`
+	IdleTimeout    Duration          `yaml:"idle_timeout"`
 	// APIVersion is Azure OpenAI's api-version (default 2024-10-21).
 	APIVersion string `yaml:"api_version"`
 	// MaxTokens is the output limit sent to vendors that require one

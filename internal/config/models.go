@@ -32,17 +32,20 @@ type Billing struct {
 // nil), so only the settings written change the catalog; prices are per
 // million tokens (or per image, per second) in currency units.
 type ModelConfig struct {
-	ID             string             `yaml:"id"`
-	OwnedBy        *string            `yaml:"owned_by"`
-	Modality       *string            `yaml:"modality"`
-	ContextWindow  *int64             `yaml:"context_window"`
-	MaxOutput      *int64             `yaml:"max_output"`
-	Input          *Amount            `yaml:"input"`
-	Output         *Amount            `yaml:"output"`
-	CachedInput    *Amount            `yaml:"cached_input"`
-	Images         []ImagePriceConfig `yaml:"images"`
-	AudioPerSecond *Amount            `yaml:"audio_per_second"`
-	VideoPerSecond *Amount            `yaml:"video_per_second"`
+	ID string `yaml:"id"`
+	// FirstByteTimeout bounds the wait for the first byte of the model's
+	// answer from any provider (reasoning models start slowly).
+	FirstByteTimeout *Duration          `yaml:"first_byte_timeout"`
+	OwnedBy          *string            `yaml:"owned_by"`
+	Modality         *string            `yaml:"modality"`
+	ContextWindow    *int64             `yaml:"context_window"`
+	MaxOutput        *int64             `yaml:"max_output"`
+	Input            *Amount            `yaml:"input"`
+	Output           *Amount            `yaml:"output"`
+	CachedInput      *Amount            `yaml:"cached_input"`
+	Images           []ImagePriceConfig `yaml:"images"`
+	AudioPerSecond   *Amount            `yaml:"audio_per_second"`
+	VideoPerSecond   *Amount            `yaml:"video_per_second"`
 	// Sizes are the sizes (WxH) an image or video model accepts, the first
 	// the default; for an image model, images: already implies them.
 	Sizes []string `yaml:"sizes"`

@@ -25,6 +25,7 @@ func (c *Config) Validate() []Problem {
 	v := &validator{c: c}
 	v.server()
 	v.metrics()
+	v.routing()
 	v.providers()
 	cat := v.catalog()
 	served := v.expand(cat)
@@ -173,6 +174,9 @@ func (v *validator) providers() {
 		v.headers(p, label, base)
 		v.positive(at("timeout"), label+": timeout", p.Timeout)
 		v.positive(at("idle_timeout"), label+": idle_timeout", p.IdleTimeout)
+		if p.ConnectTimeout < 0 {
+			v.errorf(at("connect_timeout"), "%s: connect_timeout must not be negative, got %s", label, p.ConnectTimeout)
+		}
 		if p.Timeout > 0 && p.IdleTimeout > p.Timeout {
 			v.warnf(at("idle_timeout"), "%s: idle_timeout (%s) is longer than timeout (%s), so it never triggers", label, p.IdleTimeout, p.Timeout)
 		}
@@ -213,6 +217,7 @@ func (v *validator) providerKind(p *Provider, kind providerKind, label, base str
 		v.warnf(at("api_key"), "%s: api_key is written literally in the file; secrets should come from the environment (api_key: ${VAR})", label)
 	}
 
+	v.apiKeys(p, kind, label, at)
 	if kind.models == required && len(p.Models) == 0 {
 		v.errorf(at("models"), "%s: type %s needs at least one model under models:", label, p.Type)
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 // Call is one upstream exchange bounded by two timers: the whole exchange
-// (streams included) and the longest quiet spell (waiting for headers, or
-// for the next body bytes; on a stream only while the consumer waits for
+// (streams included) and the longest quiet spell (waiting for the answer's
+// first bytes, RequestSent.FirstByte when set, or for the next ones; on a stream only while the consumer waits for
 // them, see StreamReader). When one fires, Ctx is cancelled with
 // ErrTotalTimeout or ErrIdleTimeout as its cause, which FromTransport turns
 // into the client's 504. Every adapter runs its requests in one.
@@ -25,10 +25,14 @@ type Call struct {
 // StartCall starts the timers of an exchange under ctx. When ctx tracks
 // whether the vendor has the request (RequestSent), the exchange reports it.
 func StartCall(ctx context.Context, total, idle time.Duration) *Call {
+	first := idle
+	if s, ok := sentIn(ctx); ok && s.FirstByte > 0 {
+		first = s.FirstByte
+	}
 	ctx, cancel := context.WithCancelCause(traced(ctx))
 	k := &Call{Ctx: ctx, cancel: cancel, d: idle}
 	k.total = time.AfterFunc(total, func() { cancel(ErrTotalTimeout) })
-	k.idle = time.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
+	k.idle = time.AfterFunc(first, func() { cancel(ErrIdleTimeout) })
 	return k
 }
 

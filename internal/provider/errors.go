@@ -70,7 +70,7 @@ const maxVendorMessage = 2000
 // secrets are the caller's to redact (VendorError.Redact).
 func FromStatus(provider string, status int, h http.Header, v VendorError) *apierr.Error {
 	v = v.Redact(nil)
-	cause := vendorFailure{fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message)}
+	cause := vendorFailure{fmt.Errorf("provider %s: HTTP %d: %s %s", provider, status, v.Code, v.Message), status, retryAfter(h, 0)}
 	msg := truncate(v.Message)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -107,8 +107,13 @@ func FromStatus(provider string, status int, h http.Header, v VendorError) *apie
 	}
 }
 
-// vendorFailure is the cause of an error the vendor answered with.
-type vendorFailure struct{ error }
+// vendorFailure is the cause of an error the vendor answered with, and
+// the HTTP status it answered with (200 for an error in a 2xx answer).
+type vendorFailure struct {
+	error
+	status     int
+	retryAfter time.Duration // the vendor's Retry-After header; 0: none
+}
 
 // Unwrap returns the failure's description.
 func (f vendorFailure) Unwrap() error { return f.error }
@@ -130,7 +135,7 @@ func VendorFailed(err error) bool {
 func VendorRefused(e *apierr.Error) *apierr.Error {
 	var shapes *redact.Redactor // key-shaped tokens only
 	e.Message = shapes.String(e.Message)
-	e.Err = vendorFailure{fmt.Errorf("vendor refused: %s", e.Message)}
+	e.Err = vendorFailure{fmt.Errorf("vendor refused: %s", e.Message), http.StatusOK, 0}
 	return e
 }
 
@@ -142,7 +147,7 @@ func VendorRefused(e *apierr.Error) *apierr.Error {
 // may carry ?key=).
 func FromTransport(ctx context.Context, provider string, err error) *apierr.Error {
 	var shapes *redact.Redactor // key-shaped tokens only
-	cause := shapes.Error(fmt.Errorf("provider %s: %w", provider, err))
+	cause := error(transportFailure{shapes.Error(fmt.Errorf("provider %s: %w", provider, err))})
 	switch c := context.Cause(ctx); {
 	case errors.Is(c, ErrIdleTimeout) || errors.Is(c, ErrTotalTimeout) || errors.Is(c, context.DeadlineExceeded):
 		return &apierr.Error{Status: http.StatusGatewayTimeout, Type: apierr.TypeServer, Code: apierr.CodeUpstreamTimeout,
@@ -177,8 +182,10 @@ func BadResponse(provider string, err error) *apierr.Error {
 
 func retryAfter(h http.Header, fallback time.Duration) time.Duration {
 	if s := h.Get("Retry-After"); s != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 && n < 3600 {
-			return time.Duration(n) * time.Second
+		// Seconds only (vendors do not send dates); a huge value is capped
+		// at an hour, not taken as garbage: the vendor does mean "long".
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			return time.Duration(min(n, 3600)) * time.Second
 		}
 	}
 	return fallback

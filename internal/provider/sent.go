@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptrace"
 	"sync/atomic"
+	"time"
 )
 
 // RequestSent tells whether the vendor has a request: once it does, the
@@ -19,8 +20,13 @@ import (
 // tracking a request costs no context of its own.
 type RequestSent struct {
 	context.Context
-	trace httptrace.ClientTrace
-	sent  atomic.Bool
+	// FirstByte, when set, bounds the wait for the first byte of each
+	// exchange's answer instead of the adapter's idle timeout (a model
+	// slower or faster to start than its provider's others).
+	FirstByte time.Duration
+	trace     httptrace.ClientTrace
+	sent      atomic.Bool
+	answered  atomic.Bool
 }
 
 // sentKey finds the RequestSent in a context.
@@ -31,6 +37,7 @@ type sentKey struct{}
 func (s *RequestSent) Track(parent context.Context) context.Context {
 	s.Context = parent
 	s.trace.WroteRequest = s.wrote
+	s.trace.GotFirstResponseByte = s.gotFirst
 	return s
 }
 
@@ -44,6 +51,13 @@ func (s *RequestSent) Value(key any) any {
 
 // Sent reports whether the vendor has the request (false for a nil s).
 func (s *RequestSent) Sent() bool { return s != nil && s.sent.Load() }
+
+// Answered reports whether the vendor's answer had begun to arrive (its
+// first byte): a failure after it is not "before the first byte", and the
+// request is not tried again elsewhere.
+func (s *RequestSent) Answered() bool { return s != nil && s.answered.Load() }
+
+func (s *RequestSent) gotFirst() { s.answered.Store(true) }
 
 // Mark notes that the vendor has the request, for an adapter that reaches
 // its vendor other than over HTTP.
@@ -61,9 +75,15 @@ func (s *RequestSent) wrote(i httptrace.WroteRequestInfo) {
 // context that has it already (an exchange under another's) is returned as
 // it is.
 func traced(ctx context.Context) context.Context {
-	s, ok := ctx.Value(sentKey{}).(*RequestSent)
+	s, ok := sentIn(ctx)
 	if !ok || httptrace.ContextClientTrace(ctx) == &s.trace {
 		return ctx
 	}
 	return httptrace.WithClientTrace(ctx, &s.trace)
+}
+
+// sentIn finds the RequestSent ctx runs under.
+func sentIn(ctx context.Context) (*RequestSent, bool) {
+	s, ok := ctx.Value(sentKey{}).(*RequestSent)
+	return s, ok
 }

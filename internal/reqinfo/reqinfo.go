@@ -41,6 +41,27 @@ type Info struct {
 	// Limited is the request's part in its key's rate limits, given
 	// back or corrected when it ends.
 	Limited Limited
+	// Attempts are the request's upstream tries, in order (AddAttempt).
+	Attempts   []Attempt
+	attemptBuf [2]Attempt // Attempts' first home: no allocation for one or two
+}
+
+// Attempt is one upstream try.
+type Attempt struct {
+	Provider string
+	Upstream string // the vendor's model id
+	Start    time.Time
+	Duration time.Duration
+	Status   int    // the upstream's HTTP status; 0 when no answer came
+	Error    string // why it failed; "" when it answered
+}
+
+// AddAttempt appends a to Attempts.
+func (i *Info) AddAttempt(a Attempt) {
+	if i.Attempts == nil {
+		i.Attempts = i.attemptBuf[:0]
+	}
+	i.Attempts = append(i.Attempts, a)
 }
 
 // Limited is what a request holds of its key's rate limits.

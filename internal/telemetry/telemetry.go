@@ -10,10 +10,9 @@
 // handler's fixed names, status the HTTP status code. A client cannot grow
 // the number of series by sending made-up model names.
 //
-// Rate-limit rejections are refusals (reason rate_limit_exceeded). Where
-// later work plugs in (documented in docs/operations.md): the retry and
-// circuit state metrics of routing and failover are registered here next
-// to the others, on the same registry.
+// Rate-limit rejections are refusals (reason rate_limit_exceeded). The
+// routing metrics (retries, failed tries, circuit state: routing.go) are on
+// the same registry.
 package telemetry
 
 import (
@@ -50,9 +49,8 @@ type Request struct {
 	PromptTokens, CompletionTokens int64
 	CostMicros                     int64 // what was charged, in micro-units of the billing currency
 
-	// VendorFailed is set when the error the client got is the vendor's
-	// own answer (provider.VendorFailed): counted as an upstream error.
-	VendorFailed bool
+	// Attempts are the request's upstream tries (see Metrics.attempts).
+	Attempts []Attempt
 	// Refusal is the error code of a key's request the gateway refused
 	// before any upstream call ("" otherwise): counted by reason.
 	Refusal string
@@ -70,6 +68,9 @@ type Options struct {
 	// authenticated key, by reason (refused.Counter.Counts); it is read at
 	// scrape time. nil: none are exported.
 	Refused func() map[string]uint64
+	// Circuits reads each provider's circuit breaker at scrape time
+	// (nil: the circuit metrics are not exported).
+	Circuits func() []Circuit
 }
 
 // Metrics holds the collectors and the registry they are registered with.
@@ -88,6 +89,7 @@ type Metrics struct {
 	upstream   *prometheus.CounterVec
 	inFlight   prometheus.Gauge
 	refusals   *refusals
+	routing    *routing
 	statusText [600]string // strconv.Itoa of every HTTP status, made once
 
 	mu     sync.RWMutex
@@ -103,13 +105,12 @@ type seriesKey struct {
 
 // series are the metric handles of one label combination, looked up once.
 type series struct {
-	requests         prometheus.Counter
-	duration         prometheus.Observer
-	ttft             prometheus.Observer
-	prompt           prometheus.Counter
-	completion       prometheus.Counter
-	cost             prometheus.Counter
-	upstreamFailures prometheus.Counter
+	requests   prometheus.Counter
+	duration   prometheus.Observer
+	ttft       prometheus.Observer
+	prompt     prometheus.Counter
+	completion prometheus.Counter
+	cost       prometheus.Counter
 }
 
 // DurationBuckets are the request-duration histogram's upper bounds in
@@ -143,16 +144,17 @@ func New(o Options) *Metrics {
 			Help: "Cost charged to accounts, in millionths of the billing currency, by model and provider."},
 			[]string{"model", "provider"}),
 		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_errors_total",
-			Help: "Requests that failed with the vendor's own error answer, by provider and the HTTP status the client got."},
+			Help: "Upstream tries that failed, by provider and the upstream's HTTP status (0: no answer came: a connection failure or timeout)."},
 			[]string{"provider", "status"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "streams_in_flight",
 			Help: "Streamed answers being relayed now."}),
 		refusals: newRefusals(o.Refused),
+		routing:  newRouting(o.Circuits),
 	}
 	for i := range m.statusText {
 		m.statusText[i] = strconv.Itoa(i)
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.ttft, m.tokens, m.cost, m.upstream, m.inFlight, m.refusals,
+	m.reg.MustRegister(m.requests, m.duration, m.ttft, m.tokens, m.cost, m.upstream, m.inFlight, m.refusals, m.routing,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -195,9 +197,7 @@ func (m *Metrics) Request(r Request) {
 	if r.CostMicros > 0 {
 		s.cost.Add(float64(r.CostMicros))
 	}
-	if r.VendorFailed {
-		s.upstreamFailures.Inc()
-	}
+	m.attempts(r.Model, r.Attempts)
 	if r.Refusal != "" {
 		m.refusals.add(r.Refusal)
 	}
@@ -235,13 +235,12 @@ func (m *Metrics) seriesFor(r Request) *series {
 	}
 	status := m.status(k.status)
 	s = &series{
-		requests:         m.requests.WithLabelValues(k.endpoint, k.model, k.provider, status),
-		duration:         m.duration.WithLabelValues(k.endpoint, k.model, k.provider),
-		ttft:             m.ttft.WithLabelValues(k.model, k.provider),
-		prompt:           m.tokens.WithLabelValues(k.model, k.provider, "prompt"),
-		completion:       m.tokens.WithLabelValues(k.model, k.provider, "completion"),
-		cost:             m.cost.WithLabelValues(k.model, k.provider),
-		upstreamFailures: m.upstream.WithLabelValues(k.provider, status),
+		requests:   m.requests.WithLabelValues(k.endpoint, k.model, k.provider, status),
+		duration:   m.duration.WithLabelValues(k.endpoint, k.model, k.provider),
+		ttft:       m.ttft.WithLabelValues(k.model, k.provider),
+		prompt:     m.tokens.WithLabelValues(k.model, k.provider, "prompt"),
+		completion: m.tokens.WithLabelValues(k.model, k.provider, "completion"),
+		cost:       m.cost.WithLabelValues(k.model, k.provider),
 	}
 	m.mu.Lock()
 	if old := m.series[k]; old != nil {

@@ -26,7 +26,8 @@ func TestRequestCounts(t *testing.T) {
 	m.Request(chat)
 	m.Request(Request{Endpoint: "chat.completions", Model: "made-up-1", Status: 404, Refusal: "model_not_found"})
 	m.Request(Request{Endpoint: "chat.completions", Model: "made-up-2", Status: 404, Refusal: "model_not_found"})
-	m.Request(Request{Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai-a", Status: 502, VendorFailed: true})
+	m.Request(Request{Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "openai-a", Status: 502,
+		Attempts: []Attempt{{Provider: "openai-a", Status: 502, Failed: true}}})
 	m.Request(Request{Endpoint: "chat.completions", Model: "gpt-4o-mini", Provider: "not-configured", Status: 200})
 
 	cases := []struct {
@@ -182,5 +183,39 @@ func BenchmarkRequestSerial(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Request(r)
+	}
+}
+
+// TestRoutingMetrics: failed tries are upstream errors by the upstream's
+// status, tries after the first are retries, and the circuits are read at
+// scrape time.
+func TestRoutingMetrics(t *testing.T) {
+	m := New(Options{Models: []string{"m"}, Providers: []string{"a", "b"}, Circuits: func() []Circuit {
+		return []Circuit{{Provider: "a", State: 1, Trips: 2, KeysOut: 1, KeyFaults: 3}, {Provider: "b"}}
+	}})
+	m.Request(Request{Endpoint: "chat.completions", Model: "m", Provider: "b", Status: 200, Attempts: []Attempt{
+		{Provider: "a", Status: 503, Failed: true}, {Provider: "a", Status: 0, Failed: true}, {Provider: "b", Status: 200}}})
+	m.Request(Request{Endpoint: "chat.completions", Model: "m", Provider: "b", Status: 200, Attempts: []Attempt{{Provider: "b", Status: 200}}})
+	cases := []struct {
+		name      string
+		got, want float64
+	}{
+		{"503 counted", testutil.ToFloat64(m.upstream.WithLabelValues("a", "503")), 1},
+		{"no answer counted as 0", testutil.ToFloat64(m.upstream.WithLabelValues("a", "0")), 1},
+		{"answered try is no error", testutil.ToFloat64(m.upstream.WithLabelValues("b", "200")), 0},
+		{"retries to a", testutil.ToFloat64(m.routing.retries.WithLabelValues("a", "m")), 1},
+		{"retries to b", testutil.ToFloat64(m.routing.retries.WithLabelValues("b", "m")), 1},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for _, want := range []string{`modelgate_circuit_state{provider="a"} 1`, `modelgate_circuit_state{provider="b"} 0`,
+		`modelgate_circuit_opened_total{provider="a"} 2`, `modelgate_provider_keys_out_of_rotation{provider="a"} 1`,
+		`modelgate_provider_key_failures_total{provider="a"} 3`} {
+		if !strings.Contains(scrape(t, m), want) {
+			t.Errorf("scrape lacks %s", want)
+		}
 	}
 }

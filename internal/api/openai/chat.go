@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,9 +9,6 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
-	"github.com/modelgate/modelgate/internal/route"
-	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
 // outcome is what the usage record needs beyond reqinfo.Info.
@@ -19,6 +17,9 @@ type outcome struct {
 	ttft      time.Duration
 	cost      money.Micros
 	estimated bool // token counts are the gateway's, not the vendor's
+	// carried is what tries before the one that answered cost (the
+	// prompt a vendor had before it failed to answer in time).
+	carried money.Micros
 }
 
 // costHeader carries the charged cost, in currency units, on every
@@ -42,12 +43,17 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model, info.Stream = params.Model, params.Stream
-	d, ok := h.Router.Pick(params.Model)
-	if !ok || !h.Policy.Allows(p.Group, params.Model) {
+	t := h.newTries(info, params.Model, nil)
+	defer t.plan.Release()
+	if !t.plan.Has() || !h.Policy.Allows(p.Group, params.Model) {
 		h.fail(w, info, apierr.ModelNotFound(params.Model))
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
+	d, ch, err := t.next(r)
+	if err != nil {
+		h.fail(w, info, err)
+		return
+	}
 	req := &provider.ChatRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage, ModelAt: params.modelAt, StreamOptionsAt: params.optionsAt}
 	c, err := h.admit(r.Context(), info, p, d, req, params)
@@ -56,35 +62,70 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	u := h.callUpstream(r, c)
-	defer u.end()
-	if params.Stream {
-		h.stream(w, r, info, d, req, c, u, &out)
-		return
+	for {
+		u := h.callUpstream(r, c)
+		var (
+			res  *provider.ChatResponse
+			st   provider.ChatStream
+			more bool
+		)
+		if params.Stream {
+			st, more, err = openStream(u.ctx(r), ch, req)
+		} else {
+			res, err = ch.Chat(u.ctx(r), req)
+		}
+		if err == nil {
+			t.answered()
+			defer u.end()
+			if params.Stream {
+				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.delivered(), out: &out})
+				return
+			}
+			out.usage = res.Usage
+			out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
+			h.answerJSON(w, r, info, c != nil, &out, res.Body)
+			return
+		}
+		owed := u.owed(err, false)
+		t.failed(err, u)
+		u.end()
+		nd, nch, nerr := t.next(r)
+		if nerr != nil {
+			c.settleOwed(owed, c.promptCount, &out)
+			h.fail(w, info, nerr)
+			return
+		}
+		if owed != owesNothing || nd.PriceKey != d.PriceKey {
+			// The try owes its prompt, or the next deployment is priced
+			// otherwise: settle this charge and admit the request again.
+			c.settleOwed(owed, c.promptCount, &out)
+			out.carried += out.cost
+			out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+			req.UpstreamModel = nd.Upstream
+			if c, err = h.admit(r.Context(), info, p, nd, req, params); err != nil {
+				h.fail(w, info, err)
+				return
+			}
+		}
+		d, ch, req.UpstreamModel = nd, nch, nd.Upstream
 	}
-	res, err := d.Chatter.Chat(u.ctx(r), req)
-	if err != nil {
-		c.settleOwed(u.owed(err, false), c.promptCount, &out)
-		h.fail(w, info, err)
-		return
-	}
-	out.usage = res.Usage
-	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
-	h.answerJSON(w, r, info, c != nil, &out, res.Body)
 }
 
-// stream relays chunks as they arrive. The first chunk is read before the
-// response starts, so a request that fails at once still gets a proper
-// status code; after that, failures end the stream with an error event.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment, req *provider.ChatRequest,
-	c *charge, u *upstream, out *outcome) {
-	st, err := d.Chatter.ChatStream(u.ctx(r), req)
+// openStream opens a chat stream and reads its first chunk, so that a
+// stream that fails at once fails here, before anything is written: with
+// a proper status, or tried again elsewhere. more is the first Next's.
+func openStream(ctx context.Context, ch provider.Chatter, req *provider.ChatRequest) (provider.ChatStream, bool, error) {
+	st, err := ch.ChatStream(ctx, req)
 	if err != nil {
-		c.settleOwed(u.owed(err, false), c.promptCount, out)
-		h.fail(w, info, err)
-		return
+		return nil, false, err
 	}
-	h.relay(w, r, info, st, streamBill{c: c, up: u, delivered: c.delivered(), out: out})
+	more := st.Next()
+	if !more && st.Err() != nil {
+		err := st.Err()
+		st.Close()
+		return nil, false, err
+	}
+	return st, more, nil
 }
 
 // streamBill is how a relayed stream is charged: the charge and the call
@@ -135,15 +176,9 @@ func (b streamBill) charge(st usageStream, upErr error) {
 // relay sends the chunks of st to the client as they arrive (chat and
 // legacy completions share it) and charges the stream by the rules in
 // streamend.go.
-func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, st provider.ChatStream, b streamBill) {
+func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, st provider.ChatStream, more bool, b streamBill) {
 	out := b.out
 	defer st.Close()
-	more := st.Next()
-	if !more && st.Err() != nil {
-		b.charge(st, st.Err())
-		h.fail(w, info, st.Err())
-		return
-	}
 	hdr := w.Header()
 	if b.c != nil {
 		hdr.Set("Trailer", costHeader)
@@ -207,68 +242,4 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 		_ = sw.Done()
 		_ = sw.End() // with the response's end; see sse.Writer.End
 	}
-}
-
-// record leaves the usage record of the request, whatever happened, once
-// its key was authenticated. A request that ends without an account (no
-// key or a bad one, an unknown path, a wrong method, a signed image link)
-// is nobody's to bill or show, and anyone can send any number of them: it
-// is counted by reason instead (see refuse), so it cannot grow the database.
-// So is a key's request the gateway refused itself before any upstream
-// call, for nothing (a bad parameter, an unknown model, no balance, a rate
-// limit): a key with no balance can send thousands a second, and records
-// are kept for months, so it is counted per key, reason and minute (see
-// refusal).
-//
-// It runs once per request (info.Recorded): the usage recorder stores a
-// request's record without looking whether it has it already. It is also
-// where every request is counted in the metrics, whichever of the three
-// ways it is recorded.
-func (h *Handler) record(info *reqinfo.Info, out *outcome) {
-	if info.Recorded {
-		return
-	}
-	info.Recorded = true
-	h.unlimit(info, out)
-	end := h.now()
-	status := info.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	refused := info.AccountID != "" && refusal(info, status, out)
-	if h.Metrics != nil {
-		m := telemetry.Request{Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, Status: status,
-			Duration: end.Sub(info.Start), TTFT: out.ttft, PromptTokens: out.usage.PromptTokens,
-			CompletionTokens: out.usage.CompletionTokens, CostMicros: int64(out.cost), VendorFailed: info.VendorFailed}
-		if refused {
-			m.Refusal = info.ErrCode
-		}
-		h.Metrics.Request(m)
-	}
-	if info.AccountID == "" {
-		h.refuse(info, status)
-		return
-	}
-	if h.KeyRefusals != nil && refused {
-		h.KeyRefusals.Count(store.RefusalCount{AccountID: info.AccountID, KeyID: info.KeyID,
-			Minute: info.Start, Endpoint: info.Endpoint, Reason: info.ErrCode, Status: status})
-		return
-	}
-	h.Usage.Record(store.UsageRecord{
-		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
-		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
-		Stream: info.Stream, PromptTokens: out.usage.PromptTokens, CompletionTokens: out.usage.CompletionTokens,
-		CachedTokens: out.usage.CachedTokens, ReasoningTokens: out.usage.ReasoningTokens, Estimated: out.estimated, Cost: out.cost,
-		Latency: end.Sub(info.Start), TTFT: out.ttft, Status: status, ErrorCode: info.ErrCode,
-	})
-}
-
-// refusal reports whether a request that ended with status is one the
-// gateway refused itself, before any upstream call and for nothing: a
-// client error (not 499, the client leaving) with an error code, no charge,
-// and no error from the upstream.
-func refusal(info *reqinfo.Info, status int, out *outcome) bool {
-	return status >= http.StatusBadRequest && status < http.StatusInternalServerError &&
-		status != apierr.StatusClientClosed && info.ErrCode != "" && !info.Upstreamed &&
-		out.cost == 0 && out.usage == (provider.Usage{})
 }

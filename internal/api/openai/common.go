@@ -26,19 +26,21 @@ func (h *Handler) authJSON(w http.ResponseWriter, r *http.Request, info *reqinfo
 	return p, body, true
 }
 
-// pickFor finds a deployment of model whose adapter can serve the
-// endpoint: 404 model_not_found for a model the key's group cannot see
-// (exactly as for an unknown one), 400 naming model for one that exists
-// but whose providers cannot do what (e.g. "embeddings").
-func (h *Handler) pickFor(p gate.Principal, model, what string, can func(provider.Chatter) bool) (route.Deployment, error) {
+// pickFor starts the walk over the deployments of model whose adapter can
+// serve the endpoint and gives the first to try: 404 model_not_found for a
+// model the key's group cannot see (exactly as for an unknown one), 400
+// naming model for one that exists but whose providers cannot do what
+// (e.g. "embeddings"), 503 when none can serve now.
+func (h *Handler) pickFor(r *http.Request, info *reqinfo.Info, p gate.Principal, model, what string, can func(provider.Chatter) bool) (tries, route.Deployment, provider.Chatter, error) {
+	t := h.newTries(info, model, can)
 	if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
-		return route.Deployment{}, apierr.ModelNotFound(model)
+		return t, route.Deployment{}, nil, apierr.ModelNotFound(model)
 	}
-	d, ok := h.Router.PickFor(model, can)
-	if !ok {
-		return d, apierr.Invalid("model", "The model '%s' does not support %s.", model, what)
+	if !t.plan.Has() {
+		return t, route.Deployment{}, nil, apierr.Invalid("model", "The model '%s' does not support %s.", model, what)
 	}
-	return d, nil
+	d, ch, err := t.next(r)
+	return t, d, ch, err
 }
 
 // writeJSON answers 200 with body and the cost header (when billing is on).

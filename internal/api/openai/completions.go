@@ -7,6 +7,7 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/completechat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
 )
 
 // completions serves POST /v1/completions, OpenAI's legacy text
@@ -31,19 +32,18 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model, info.Stream = params.Model, params.Stream
-	d, ok := h.Router.Pick(params.Model)
-	if !ok || !h.Policy.Allows(p.Group, params.Model) {
+	t := h.newTries(info, params.Model, nil)
+	defer t.plan.Release()
+	if !t.plan.Has() || !h.Policy.Allows(p.Group, params.Model) {
 		h.fail(w, info, apierr.ModelNotFound(params.Model))
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
-	cp, passthrough := d.Chatter.(provider.Completer)
-	if passthrough && h.chatModel(params.Model, d.Upstream) {
-		passthrough = false
+	d, ch, err := t.next(r)
+	if err != nil {
+		h.fail(w, info, err)
+		return
 	}
-	if !passthrough {
-		cp = completechat.New(d.Chatter)
-	}
+	cp, passthrough := h.completer(params.Model, d, ch)
 	c, err := h.admitCompletion(r.Context(), info, p, params.Model, d.Upstream, body, params, passthrough)
 	limitTokenHeaders(w, info)
 	if err != nil {
@@ -52,34 +52,77 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.CompletionRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
-	if c != nil {
-		req.MaxOutput = c.Price.MaxOutput
-	}
-	u := h.callUpstream(r, c)
-	defer u.end()
 	count := func() provider.Usage {
 		n, _ := countPrompts(c.Tok, params.Prompt)
 		return provider.Usage{PromptTokens: n}
 	}
-	if params.Stream {
-		st, err := cp.CompleteStream(u.ctx(r), req)
-		if err != nil {
-			c.settleOwed(u.owed(err, false), count, &out)
-			h.fail(w, info, err)
+	for {
+		if c != nil {
+			req.MaxOutput = c.Price.MaxOutput
+		}
+		u := h.callUpstream(r, c)
+		var (
+			res  *provider.ChatResponse
+			st   provider.CompletionStream
+			more bool
+		)
+		if params.Stream {
+			if st, err = cp.CompleteStream(u.ctx(r), req); err == nil {
+				if more = st.Next(); !more && st.Err() != nil {
+					err = st.Err()
+					st.Close()
+				}
+			}
+		} else {
+			res, err = cp.Complete(u.ctx(r), req)
+		}
+		if err == nil {
+			t.answered()
+			defer u.end()
+			if params.Stream {
+				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
+				return
+			}
+			out.usage = res.Usage
+			out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
+			h.answerJSON(w, r, info, c != nil, &out, res.Body)
 			return
 		}
-		h.relay(w, r, info, st, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
-		return
+		owed := u.owed(err, false)
+		t.failed(err, u)
+		u.end()
+		nd, nch, nerr := t.next(r)
+		if nerr != nil {
+			c.settleOwed(owed, count, &out)
+			h.fail(w, info, nerr)
+			return
+		}
+		ncp, np := h.completer(params.Model, nd, nch)
+		if owed != owesNothing || nd.PriceKey != d.PriceKey || np != passthrough {
+			c.settleOwed(owed, count, &out) // see chat
+			out.carried += out.cost
+			out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+			if c, err = h.admitCompletion(r.Context(), info, p, params.Model, nd.Upstream, body, params, np); err != nil {
+				h.fail(w, info, err)
+				return
+			}
+		}
+		d, cp, passthrough, req.UpstreamModel = nd, ncp, np, nd.Upstream
 	}
-	res, err := cp.Complete(u.ctx(r), req)
-	if err != nil {
-		c.settleOwed(u.owed(err, false), count, &out)
-		h.fail(w, info, err)
-		return
+}
+
+// completer is how a deployment serves legacy completions: passed through
+// to a vendor that has them, for a model that is no chat model; else
+// translated to chat.
+func (h *Handler) completer(model string, d route.Deployment, ch provider.Chatter) (provider.Completer, bool) {
+	cp, passthrough := ch.(provider.Completer)
+	if passthrough && h.chatModel(model, d.Upstream) {
+		passthrough = false
 	}
-	out.usage = res.Usage
-	out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
-	h.answerJSON(w, r, info, c != nil, &out, res.Body)
+	if !passthrough {
+		cp = completechat.New(ch)
+	}
+	return cp, passthrough
 }
 
 // chatModel reports whether the catalog knows the model as a chat model

@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
 )
 
 // embeddings serves POST /v1/embeddings.
@@ -30,12 +31,12 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model = params.Model
-	d, err := h.pickFor(p, params.Model, "embeddings", func(c provider.Chatter) bool { _, ok := c.(provider.Embedder); return ok })
+	t, d, ch, err := h.pickFor(r, info, p, params.Model, "embeddings", func(c provider.Chatter) bool { _, ok := c.(provider.Embedder); return ok })
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
+	defer t.plan.Release()
 	c, err := h.startCharge(p, params.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced && mp.Price.Input > 0 })
 	if err != nil {
 		h.fail(w, info, err)
@@ -51,10 +52,15 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.EmbedRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Texts: params.Texts, Tokens: params.Tokens, Base64: params.Base64, Dimensions: params.Dimensions}
-	u := h.callUpstream(r, c)
-	defer u.end()
 	count := func() provider.Usage { return provider.Usage{PromptTokens: c.embedTokens(&params)} }
-	res, err := d.Chatter.(provider.Embedder).Embed(u.ctx(r), req)
+	var res *provider.EmbedResponse
+	u, d, err := h.each(r, &t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		req.UpstreamModel = d.Upstream
+		var err error
+		res, err = ch.(provider.Embedder).Embed(u.ctx(r), req)
+		return err
+	})
+	defer u.end()
 	if err != nil {
 		c.settleOwed(u.owed(err, false), count, &out)
 		h.fail(w, info, err)

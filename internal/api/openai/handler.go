@@ -120,6 +120,15 @@ type Handler struct {
 	// RateLimits counts keys' requests and tokens against their rate
 	// limits (nil: no limit is enforced).
 	RateLimits *RateLimits
+
+	// Retry bounds each request's tries across the deployments of its
+	// model (zero fields: route.Retry's defaults).
+	Retry route.Retry
+
+	// FirstByte is the longest wait for the first byte of a model's
+	// answer, when it differs from its provider's idle_timeout (nil or 0:
+	// it does not).
+	FirstByte func(model string) time.Duration
 }
 
 // Routes registers the /v1 endpoints and a JSON 404 for everything else.

@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
 )
 
 // imageEdits serves POST /v1/images/edits: a multipart upload read part
@@ -39,18 +40,18 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model = params.Model
-	d, err := h.pickFor(p, params.Model, "image edits", func(c provider.Chatter) bool {
+	t, d, ch, err := h.pickFor(r, info, p, params.Model, "image edits", func(c provider.Chatter) bool {
 		_, ok := c.(provider.ImageEditor)
 		return ok
 	})
 	if err == nil && isModel(d.Model, d.Upstream, "dall-e-3") {
 		err = apierr.Invalid("model", "The model '%s' does not support image edits; use dall-e-2 or a GPT image model.", d.Model)
 	}
+	defer t.plan.Release()
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
 	rules := editRulesFor(d.Model, d.Upstream)
 	if n := utf8.RuneCountInString(params.Prompt); n > rules.maxPrompt {
 		h.fail(w, info, apierr.Invalid("prompt", "The prompt is %d characters long; the model '%s' takes at most %d.", n, d.Model, rules.maxPrompt))
@@ -68,9 +69,14 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &provider.ImageEditRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt, N: params.N,
 		Size: params.Size, Quality: params.Quality, ResponseFormat: params.ResponseFormat, Fields: form.fields, Files: form.providerFiles()}
-	u := h.callUpstream(r, bill.c)
+	var res *provider.ImageResponse
+	u, _, err := h.each(r, &t, bill.c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		req.UpstreamModel = d.Upstream
+		var err error
+		res, err = ch.(provider.ImageEditor).EditImages(u.ctx(r), req)
+		return err
+	})
 	defer u.end()
-	res, err := d.Chatter.(provider.ImageEditor).EditImages(u.ctx(r), req)
 	if err != nil {
 		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)

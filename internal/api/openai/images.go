@@ -30,7 +30,7 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model = params.Model
-	d, err := h.pickFor(p, params.Model, "image generation", func(c provider.Chatter) bool {
+	t, d, ch, err := h.pickFor(r, info, p, params.Model, "image generation", func(c provider.Chatter) bool {
 		_, ok := c.(provider.ImageGenerator)
 		return ok
 	})
@@ -38,7 +38,7 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
+	defer t.plan.Release()
 	bill, err := h.startImages(r.Context(), p, d, &params, "image generation")
 	if err != nil {
 		h.fail(w, info, err)
@@ -47,9 +47,14 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 	req := &provider.ImageRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body, Prompt: params.Prompt,
 		N: params.N, Size: params.Size, Quality: params.Quality, Style: params.Style, User: params.User,
 		ResponseFormat: params.ResponseFormat}
-	u := h.callUpstream(r, bill.c)
+	var res *provider.ImageResponse
+	u, _, err := h.each(r, &t, bill.c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		req.UpstreamModel = d.Upstream
+		var err error
+		res, err = ch.(provider.ImageGenerator).GenerateImages(u.ctx(r), req)
+		return err
+	})
 	defer u.end()
-	res, err := d.Chatter.(provider.ImageGenerator).GenerateImages(u.ctx(r), req)
 	if err != nil {
 		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)

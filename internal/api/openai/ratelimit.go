@@ -86,8 +86,8 @@ func (h *Handler) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.I
 // (unlimit).
 func (h *Handler) takeTokens(info *reqinfo.Info, n int64) error {
 	l := &info.Limited
-	if l.TPM == 0 || h.RateLimits == nil {
-		return nil
+	if l.TPM == 0 || h.RateLimits == nil || l.Took {
+		return nil // no limit, or taken already (a request admitted again for another deployment)
 	}
 	n = max(n, 1)
 	r := h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.now())

@@ -39,17 +39,24 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model, info.Stream = req.Model, req.Stream
-	d, ok := h.Router.Pick(req.Model)
-	if !ok || !h.Policy.Allows(p.Group, req.Model) {
+	t := h.newTries(info, req.Model, nil)
+	defer t.plan.Release()
+	if !t.plan.Has() || !h.Policy.Allows(p.Group, req.Model) {
 		h.fail(w, info, apierr.ModelNotFound(req.Model))
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
-	if rs, ok := nativeResponder(d.Chatter); ok {
-		h.respondNative(w, r, info, p, d, rs, req, body, &out)
+	d, ch, err := t.next(r)
+	if err != nil {
+		h.fail(w, info, err)
 		return
 	}
-	h.respondTranslated(w, r, info, p, d, req, &out)
+	if rs, ok := nativeResponder(ch); ok {
+		t.plan.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return ok })
+		h.respondNative(w, r, info, p, &t, d, rs, req, body, &out)
+		return
+	}
+	t.plan.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return !ok })
+	h.respondTranslated(w, r, info, p, &t, d, ch, req, &out)
 }
 
 // nativeResponder returns the adapter's Responder when its vendor serves
@@ -65,7 +72,7 @@ func nativeResponder(c provider.Chatter) (provider.Responder, bool) {
 // respondTranslated serves the request with the adapter's chat completion,
 // billed exactly like one (admit on the translated body).
 func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
-	d route.Deployment, req *responses.Request, out *outcome) {
+	t *tries, d route.Deployment, ch provider.Chatter, req *responses.Request, out *outcome) {
 	tr, e := req.Translate()
 	if e != nil {
 		h.fail(w, info, e)
@@ -93,13 +100,20 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	id, created := responses.NewID("resp_"), h.now().Unix()
-	u := h.callUpstream(r, c)
-	defer u.end()
 	if req.Stream {
-		h.translateStream(w, r, info, d, creq, tr, id, created, c, u, out)
+		u := h.callUpstream(r, c)
+		defer u.end()
+		h.translateStream(w, r, info, t, ch, creq, tr, id, created, c, u, out)
 		return
 	}
-	res, err := d.Chatter.Chat(u.ctx(r), creq)
+	var res *provider.ChatResponse
+	u, _, err := h.each(r, t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		creq.UpstreamModel = d.Upstream
+		var err error
+		res, err = ch.Chat(u.ctx(r), creq)
+		return err
+	})
+	defer u.end()
 	if err == nil {
 		var ans *responses.Answer
 		if ans, err = tr.Answer(res.Body); err == nil {

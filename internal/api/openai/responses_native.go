@@ -27,7 +27,7 @@ import (
 // settles from the usage the vendor reports, with the tool calls its
 // answer shows.
 func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
-	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	t *tries, d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
 	if req.Background() {
 		h.respondBackground(w, r, info, p, d, rs, req, body, out) // responses_background.go
 		return
@@ -38,13 +38,21 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 		return
 	}
 	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
-	u := h.callUpstream(r, c)
-	defer u.end()
 	if req.Stream {
-		h.nativeStream(w, r, info, rs, preq, req.Stored(), c, u, out)
+		u := h.callUpstream(r, c)
+		defer u.end()
+		h.nativeStream(w, r, info, t, rs, preq, req.Stored(), c, u, out)
 		return
 	}
-	res, err := rs.Respond(u.ctx(r), preq)
+	var res *provider.ResponsesResult
+	u, _, err := h.each(r, t, c, d, rs.(provider.Chatter), func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		preq.UpstreamModel = d.Upstream
+		rs, _ := nativeResponder(ch)
+		var err error
+		res, err = rs.Respond(u.ctx(r), preq)
+		return err
+	})
+	defer u.end()
 	if err != nil {
 		c.settleOwed(u.owed(err, false), c.responsesPrompt(body), out)
 		h.fail(w, info, err)
@@ -239,11 +247,12 @@ func addOutputText(s *tokenize.Stream, body []byte) {
 // reached the client, which ends with an error event. When stored, the
 // response's owner is recorded as soon as an event shows its id
 // (response.created), before that event is relayed.
-func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, rs provider.Responder,
+func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *tries, rs provider.Responder,
 	req *provider.ResponsesRequest, stored bool, c *charge, u *upstream, out *outcome) {
 	prompt := c.responsesPrompt(req.Body)
 	st, err := rs.RespondStream(u.ctx(r), req)
 	if err != nil {
+		t.failed(err, u)
 		c.settleOwed(u.owed(err, false), prompt, out)
 		h.fail(w, info, err)
 		return
@@ -274,10 +283,12 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	}
 	more := st.Next()
 	if !more && st.Err() != nil {
+		t.failed(st.Err(), u)
 		charge(st.Err())
 		h.fail(w, info, st.Err())
 		return
 	}
+	t.answered()
 	sw := h.startEvents(w, info, c != nil)
 	defer h.streamEnded()
 	buffered, _ := st.(provider.Buffered)

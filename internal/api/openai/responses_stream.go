@@ -7,7 +7,6 @@ import (
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
-	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
@@ -59,10 +58,11 @@ func writeEvents(sw *sse.Writer, evs []responses.Event) error {
 // the translation writes once the upstream's stream has ended; a stream
 // the upstream broke off after content reached the client ends with
 // response.failed.
-func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, d route.Deployment,
+func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *tries, ch provider.Chatter,
 	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *charge, u *upstream, out *outcome) {
-	st, err := d.Chatter.ChatStream(u.ctx(r), req)
+	st, err := ch.ChatStream(u.ctx(r), req)
 	if err != nil {
+		t.failed(err, u)
 		c.settleOwed(u.owed(err, false), c.promptCount, out)
 		h.fail(w, info, err)
 		return
@@ -73,10 +73,12 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 	b := streamBill{c: c, up: u, delivered: delivered, out: out}
 	more := st.Next()
 	if !more && st.Err() != nil {
+		t.failed(st.Err(), u)
 		b.charge(st, st.Err())
 		h.fail(w, info, st.Err())
 		return
 	}
+	t.answered()
 	sw := h.startEvents(w, info, c != nil)
 	defer h.streamEnded()
 	ts := tr.NewStream(id, created)

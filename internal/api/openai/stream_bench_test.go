@@ -108,7 +108,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 				clear(w.h)
 				var out outcome
 				info := &reqinfo.Info{}
-				h.relay(w, hr, info, st, streamBill{out: &out})
+				h.relay(w, hr, info, st, st.Next(), streamBill{out: &out})
 				if info.ErrCode != "" {
 					b.Fatalf("stream failed: %s %s", info.ErrCode, info.ErrDetail)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
 )
 
 // sizeBoundRate is the bitrate (bytes per second: 8 kbit/s) assumed of a
@@ -39,12 +40,12 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	}
 	defer form.close()
 	info.Model = form.model
-	d, err := h.pickFor(p, form.model, "audio transcription", func(c provider.Chatter) bool { _, ok := c.(provider.Transcriber); return ok })
+	t, d, ch, err := h.pickFor(r, info, p, form.model, "audio transcription", func(c provider.Chatter) bool { _, ok := c.(provider.Transcriber); return ok })
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
+	defer t.plan.Release()
 	if err := h.audioModality(form.model, d.Upstream); err != nil {
 		h.fail(w, info, err)
 		return
@@ -72,9 +73,14 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	req := &provider.TranscriptionRequest{PublicModel: form.model, UpstreamModel: d.Upstream, File: form.upstreamFile(),
 		Fields: form.fields, ResponseFormat: form.respFormat, Language: form.language, Prompt: form.prompt,
 		Temperature: form.temperature, TimestampGranularities: form.granularities}
-	u := h.callUpstream(r, c)
+	var res *provider.TranscriptionResponse
+	u, _, err := h.each(r, &t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+		req.UpstreamModel = d.Upstream
+		var err error
+		res, err = ch.(provider.Transcriber).Transcribe(u.ctx(r), req)
+		return err
+	})
 	defer u.end()
-	res, err := d.Chatter.(provider.Transcriber).Transcribe(u.ctx(r), req)
 	if err != nil {
 		// Once the vendor had the audio it bills all of it, whether or not
 		// the client waits: the reservation is charged (see streamend.go).

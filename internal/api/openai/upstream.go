@@ -44,12 +44,17 @@ type upstream struct {
 // callUpstream prepares r's call to its vendor, billed by c. Call end once
 // the call is over (its stream closed).
 func (h *Handler) callUpstream(r *http.Request, c *charge) *upstream {
-	if c == nil || c.Free() {
+	var first time.Duration
+	if h.FirstByte != nil {
+		first = h.FirstByte(reqinfo.From(r.Context()).Model)
+	}
+	if (c == nil || c.Free()) && first == 0 {
 		return nil // nothing to charge, so nothing to learn
 	}
 	u := &upstream{}
+	u.sent.FirstByte = first
 	parent := r.Context()
-	if c.Price.Reasoning {
+	if c != nil && c.Price.Reasoning {
 		detached, cancel := server.Detach(parent)
 		u.cancel, u.bound = cancel, h.DrainTimeout
 		u.unwatch = context.AfterFunc(parent, u.leave)
@@ -66,6 +71,9 @@ func (u *upstream) ctx(r *http.Request) context.Context {
 	}
 	return &u.sent
 }
+
+// answered reports whether the vendor's answer had begun to arrive.
+func (u *upstream) answered() bool { return u != nil && u.sent.Answered() }
 
 // drains reports whether the call is read on after its client left.
 func (u *upstream) drains() bool { return u != nil && u.cancel != nil }

@@ -178,14 +178,14 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 	if e := checkModel(params.Model); e != nil {
 		return store.VideoTask{}, e
 	}
-	d, err := h.pickFor(p, params.Model, "video generation", func(c provider.Chatter) bool {
+	tr, d, ch, err := h.pickFor(r, info, p, params.Model, "video generation", func(c provider.Chatter) bool {
 		_, ok := c.(provider.VideoMaker)
 		return ok
 	})
 	if err != nil {
 		return store.VideoTask{}, err
 	}
-	info.Provider, info.Upstream = d.Provider, d.Upstream
+	defer tr.plan.Release()
 	m, ok := h.Videos.Models(d.Model, d.Upstream)
 	if !ok || m.Modality != catalog.Video {
 		return store.VideoTask{}, apierr.Invalid("model", "The model '%s' is not a video model; use one of the video models listed by GET /v1/models.", params.Model)
@@ -198,12 +198,18 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 	// reservation is held: a request the payer cannot pay for downloads
 	// nothing.
 	t, err := h.Videos.Service.Submit(r.Context(), video.Submission{
-		RequestID: info.ID, Payer: payer(p), Group: p.Group, Provider: d.Provider, Maker: d.Chatter.(provider.VideoMaker),
+		RequestID: info.ID, Payer: payer(p), Group: p.Group, Provider: d.Provider, Maker: ch.(provider.VideoMaker),
 		Request: provider.VideoRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt,
 			Seconds: seconds, Size: size},
 		Seconds: params.requested(m), PerSecond: m.VideoPriceFor(size), Param: params.SecondsParam,
 		LoadImage: func(ctx context.Context) (*provider.InputImage, error) { return h.loadImage(ctx, params) },
 	})
+	// One try: a video task is the vendor's once it is submitted.
+	if f, _ := provider.Classify(err); f == provider.Answered {
+		tr.answered()
+	} else if f != provider.ClientFault {
+		tr.failed(err, nil)
+	}
 	if err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) {

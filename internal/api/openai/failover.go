@@ -1,0 +1,192 @@
+package openai
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/route"
+)
+
+// tries walks one request's candidates (a route.Plan) under the handler's
+// retry policy: it gives the deployment to try, records each try on the
+// request (reqinfo.Info.Attempts, which the usage record and the metrics
+// show), reports it to the provider's health, and decides whether another
+// may follow. Nothing here ever retries once a byte of the answer has gone
+// to the client: the handlers only try again on an error returned before
+// they wrote anything.
+type tries struct {
+	h     *Handler
+	info  *reqinfo.Info
+	plan  route.Plan
+	start time.Time // of the try in flight
+	last  error     // the last try's error
+	lastF provider.Failure
+	lastS int // the last try's upstream status
+	// wait is false when the next try needs no backoff (another key of
+	// the same provider, after the vendor refused one).
+	wait bool
+}
+
+// newTries starts the walk over the deployments of model that can serve
+// the endpoint (can: nil when every adapter can).
+func (h *Handler) newTries(info *reqinfo.Info, model string, can func(provider.Chatter) bool) tries {
+	return tries{h: h, info: info, plan: h.Router.Plan(model, can)}
+}
+
+// next gives the deployment (and adapter of the key) to try now. Before a
+// try other than the first it waits the backoff, unless the deadline would
+// pass or the client leaves first. Its error is the one to answer with:
+// the last try's own when the walk ends there, or 503 when nothing can
+// serve (see unavailable).
+func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error) {
+	n := len(t.info.Attempts)
+	pol := t.h.Retry.WithDefaults()
+	if n > 0 {
+		if !t.retryable() || n >= pol.MaxAttempts {
+			return route.Deployment{}, nil, t.final()
+		}
+		if t.wait {
+			wait := pol.Delay(n + 1)
+			if t.h.now().Add(wait).Sub(t.info.Start) > pol.Deadline {
+				return route.Deployment{}, nil, t.final()
+			}
+			if err := sleep(r, wait); err != nil {
+				return route.Deployment{}, nil, err
+			}
+		}
+	}
+	d, ch, ok := t.plan.Next()
+	if !ok {
+		if n == 0 {
+			return d, nil, t.unavailable()
+		}
+		return d, nil, t.final()
+	}
+	t.info.Provider, t.info.Upstream = d.Provider, d.Upstream
+	t.start = t.h.now()
+	return d, ch, nil
+}
+
+// sleep waits d, or until the client leaves (its 499).
+func sleep(r *http.Request, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-r.Context().Done():
+		return provider.FromTransport(r.Context(), "", r.Context().Err())
+	}
+}
+
+// retryable reports whether the last try's failure lets another follow.
+func (t *tries) retryable() bool { return provider.Retryable(t.lastF, t.lastS) }
+
+// final is the error a walk that tried something ends with: the last
+// try's own when it may not be retried (the client's fault, a broken
+// answer, a client gone) or when there was only the one try; else, the
+// candidates having failed in turn, 503 with Retry-After.
+func (t *tries) final() error {
+	if !t.retryable() || len(t.info.Attempts) == 1 && t.plan.Candidates() == 1 {
+		return t.last
+	}
+	return t.unavailable()
+}
+
+// unavailable is the 503 of a request nothing can serve: every candidate
+// tried and failed, or all cooling down. Retry-After is the soonest one
+// returns.
+func (t *tries) unavailable() error {
+	msg := fmt.Sprintf("No provider of the model '%s' can serve the request right now; retry later.", t.info.Model)
+	if n := len(t.info.Attempts); n > 0 {
+		msg = fmt.Sprintf("The model '%s' failed on %d attempt(s) across its providers; retry later.", t.info.Model, n)
+	}
+	e := &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeServiceUnavailable,
+		Message: msg, RetryAfter: t.plan.RetryIn(), Err: t.last}
+	if t.last == nil {
+		e.Err = fmt.Errorf("every provider of %s is cooling down", t.info.Model)
+	}
+	return e
+}
+
+// failed records the try in flight that ended with err, u its call (nil
+// without one). It reports whether another try may follow: the failure
+// is the provider's, nothing reached the client, and no byte of the
+// vendor's answer had arrived.
+func (t *tries) failed(err error, u *upstream) bool {
+	f, status := provider.Classify(err)
+	if f == provider.Unreachable && u.answered() {
+		f = provider.Broken // it was answering: not "before the first byte"
+	}
+	t.plan.Report(f, provider.RetryAfter(err), 0)
+	t.last, t.lastF, t.lastS = err, f, status
+	t.wait = !t.plan.Again()
+	t.add(status, err)
+	return t.retryable()
+}
+
+// answered records the try in flight as the one that answered.
+func (t *tries) answered() {
+	d := t.h.now().Sub(t.start)
+	t.plan.Report(provider.Answered, 0, d)
+	t.add(http.StatusOK, nil)
+}
+
+func (t *tries) add(status int, err error) {
+	a := reqinfo.Attempt{Provider: t.info.Provider, Upstream: t.info.Upstream, Start: t.start,
+		Duration: t.h.now().Sub(t.start), Status: status}
+	if err != nil {
+		a.Error = attemptError(err)
+	}
+	t.info.AddAttempt(a)
+}
+
+// attemptError is what a failed try's record says: the client's error
+// code and, for the operator, its cause (redacted where it was made).
+func attemptError(err error) string {
+	e := apierr.From(err)
+	s := e.Code
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// each runs call on the walk's candidates in turn, from d, until one
+// answers, for an endpoint whose charge c was made for d: the walk keeps
+// to deployments billed alike (route.Plan.SamePrice) and ends at a failed
+// try that owes something (the vendor may bill it, so the reservation is
+// its). It returns the call of the last try, to settle and end, and its
+// error; when the walk ended after a try that owes nothing, the call is
+// nil and the error the walk's (a 503 when every candidate failed).
+func (h *Handler) each(r *http.Request, t *tries, c *charge, d route.Deployment, ch provider.Chatter,
+	call func(u *upstream, d route.Deployment, ch provider.Chatter) error) (*upstream, route.Deployment, error) {
+	t.plan.SamePrice(d)
+	for {
+		u := h.callUpstream(r, c)
+		err := call(u, d, ch)
+		if err == nil {
+			t.answered()
+			return u, d, nil
+		}
+		if !t.failed(err, u) || u.owed(err, false) != owesNothing {
+			return u, d, err
+		}
+		u.end()
+		nd, nch, nerr := t.next(r)
+		if nerr != nil {
+			return nil, d, nerr
+		}
+		d, ch = nd, nch
+	}
+}

@@ -1,0 +1,111 @@
+package openai
+
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/reqinfo"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/telemetry"
+)
+
+// record leaves the usage record of the request, whatever happened, once
+// its key was authenticated. A request that ends without an account (no
+// key or a bad one, an unknown path, a wrong method, a signed image link)
+// is nobody's to bill or show, and anyone can send any number of them: it
+// is counted by reason instead (see refuse), so it cannot grow the database.
+// So is a key's request the gateway refused itself before any upstream
+// call, for nothing (a bad parameter, an unknown model, no balance, a rate
+// limit): a key with no balance can send thousands a second, and records
+// are kept for months, so it is counted per key, reason and minute (see
+// refusal).
+//
+// It runs once per request (info.Recorded): the usage recorder stores a
+// request's record without looking whether it has it already. It is also
+// where every request is counted in the metrics, whichever of the three
+// ways it is recorded.
+func (h *Handler) record(info *reqinfo.Info, out *outcome) {
+	if info.Recorded {
+		return
+	}
+	info.Recorded = true
+	h.unlimit(info, out)
+	end := h.now()
+	status := info.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	cost := out.cost + out.carried
+	refused := info.AccountID != "" && refusal(info, status, out)
+	if h.Metrics != nil {
+		m := telemetry.Request{Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, Status: status,
+			Duration: end.Sub(info.Start), TTFT: out.ttft, PromptTokens: out.usage.PromptTokens,
+			CompletionTokens: out.usage.CompletionTokens, CostMicros: int64(cost), Attempts: metricAttempts(info)}
+		if refused {
+			m.Refusal = info.ErrCode
+		}
+		h.Metrics.Request(m)
+	}
+	if info.AccountID == "" {
+		h.refuse(info, status)
+		return
+	}
+	if h.KeyRefusals != nil && refused {
+		h.KeyRefusals.Count(store.RefusalCount{AccountID: info.AccountID, KeyID: info.KeyID,
+			Minute: info.Start, Endpoint: info.Endpoint, Reason: info.ErrCode, Status: status})
+		return
+	}
+	h.Usage.Record(store.UsageRecord{
+		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
+		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
+		Stream: info.Stream, PromptTokens: out.usage.PromptTokens, CompletionTokens: out.usage.CompletionTokens,
+		CachedTokens: out.usage.CachedTokens, ReasoningTokens: out.usage.ReasoningTokens, Estimated: out.estimated, Cost: cost,
+		Latency: end.Sub(info.Start), TTFT: out.ttft, Status: status, ErrorCode: info.ErrCode,
+		Attempts: storedAttempts(info, status),
+	})
+}
+
+// refusal reports whether a request that ended with status is one the
+// gateway refused itself, before any upstream call and for nothing: a
+// client error (not 499, the client leaving) with an error code, no charge,
+// and no error from the upstream.
+func refusal(info *reqinfo.Info, status int, out *outcome) bool {
+	return status >= http.StatusBadRequest && status < http.StatusInternalServerError &&
+		status != apierr.StatusClientClosed && info.ErrCode != "" && !info.Upstreamed &&
+		out.cost == 0 && out.carried == 0 && out.usage == (provider.Usage{})
+}
+
+// trivial reports whether a request's tries are the one that answered: all
+// the usage record and the metrics need not spell out.
+func trivial(as []reqinfo.Attempt) bool {
+	return len(as) == 0 || len(as) == 1 && as[0].Error == ""
+}
+
+// storedAttempts is what the usage record keeps of the request's tries:
+// nothing for one that answered a client that got 2xx (store.AttemptsOf
+// implies it), else each.
+func storedAttempts(info *reqinfo.Info, status int) []store.Attempt {
+	as := info.Attempts
+	if len(as) == 0 || trivial(as) && status >= 200 && status < 300 {
+		return nil
+	}
+	out := make([]store.Attempt, len(as))
+	for i, a := range as {
+		out[i] = store.Attempt{Provider: a.Provider, Status: a.Status, Error: a.Error, Duration: a.Duration}
+	}
+	return out
+}
+
+// metricAttempts is the request's tries for the metrics; nil for one that
+// answered (the hot path: no allocation).
+func metricAttempts(info *reqinfo.Info) []telemetry.Attempt {
+	if trivial(info.Attempts) {
+		return nil
+	}
+	out := make([]telemetry.Attempt, len(info.Attempts))
+	for i, a := range info.Attempts {
+		out[i] = telemetry.Attempt{Provider: a.Provider, Status: a.Status, Failed: a.Error != ""}
+	}
+	return out
+}
