@@ -25,6 +25,7 @@ func (c *Config) Validate() []Problem {
 	v := &validator{c: c}
 	v.server()
 	v.metrics()
+	v.telemetrySettings()
 	v.providers()
 	cat := v.catalog()
 	served := v.expand(cat)
