@@ -112,10 +112,13 @@ type Span struct {
 type AttemptSpan struct {
 	Provider string // provider name from the config
 	Upstream string // the vendor's model id ("" : the request's Upstream)
+	// Start is when the try was sent; zero: right after the previous
+	// try's end (the request's start for the first), for callers that
+	// kept only durations (store.Attempt).
 	Start    time.Time
-	Duration time.Duration
-	Status   int    // the upstream's HTTP status; 0 when no answer came
-	Error    string // a short reason it failed ("timeout", an error code), "" when it answered 2xx
+	Duration time.Duration // from sending to the answer's end or failure
+	Status   int           // the upstream's HTTP status; 0 when no answer came
+	Error    string        // a short reason it failed ("timeout", an error code), "" when it answered 2xx
 }
 
 // NewTracer starts a tracer that batches spans to the OTLP/HTTP endpoint
@@ -247,8 +250,9 @@ func (t *Tracer) Record(s *Span) {
 	if s.Status >= 500 {
 		req.SetStatus(codes.Error, errType)
 	}
+	next := s.Start // where an attempt without a start begins
 	for i := range s.Attempts {
-		attrs = t.attempt(ctx, s, op, i, attrs[:0])
+		attrs, next = t.attempt(ctx, s, op, i, next, attrs[:0])
 	}
 	clear(attrs) // let the strings go
 	*bufp = attrs[:0]
@@ -257,8 +261,9 @@ func (t *Tracer) Record(s *Span) {
 
 // attempt makes the CLIENT span of s's i-th upstream try, a child of the
 // request span in ctx, with attrs as its attributes' buffer (returned for
-// reuse).
-func (t *Tracer) attempt(ctx context.Context, s *Span, op string, i int, attrs []attribute.KeyValue) []attribute.KeyValue {
+// reuse). A try without a start begins at next; it returns where it ended.
+func (t *Tracer) attempt(ctx context.Context, s *Span, op string, i int, next time.Time,
+	attrs []attribute.KeyValue) ([]attribute.KeyValue, time.Time) {
 	a := &s.Attempts[i]
 	model := a.Upstream
 	if model == "" {
@@ -266,8 +271,9 @@ func (t *Tracer) attempt(ctx context.Context, s *Span, op string, i int, attrs [
 	}
 	start := a.Start
 	if start.IsZero() {
-		start = s.Start
+		start = next
 	}
+	end := start.Add(a.Duration)
 	attrs = append(attrs, attrAttempt.Int(i+1))
 	attrs = appendNonEmpty(attrs, attrOperation, op)
 	attrs = appendNonEmpty(attrs, attrProvider, a.Provider)
@@ -290,8 +296,8 @@ func (t *Tracer) attempt(ctx context.Context, s *Span, op string, i int, attrs [
 	if failed {
 		span.SetStatus(codes.Error, errType)
 	}
-	span.End(trace.WithTimestamp(start.Add(a.Duration)))
-	return attrs
+	span.End(trace.WithTimestamp(end))
+	return attrs, end
 }
 
 func appendNonEmpty(attrs []attribute.KeyValue, k attribute.Key, v string) []attribute.KeyValue {

@@ -221,6 +221,20 @@ func TestTracerSpans(t *testing.T) {
 		req: wantSpan{name: "chat o3", kind: tracepb.Span_SPAN_KIND_SERVER, start: t0, end: t0.Add(2 * time.Second),
 			attrs: map[string]string{"error.type": "client_closed"}},
 		attempts: []wantSpan{{name: "chat o3", kind: tracepb.Span_SPAN_KIND_CLIENT, start: t0, end: t0.Add(2 * time.Second)}},
+	}, {
+		name: "tries with durations only are laid end to end from the request's start",
+		span: Span{Endpoint: "chat.completions", Model: "m", Provider: "b", Upstream: "m", Start: t0, End: t0.Add(3 * time.Second), Status: 200,
+			Attempts: []AttemptSpan{
+				{Provider: "a", Duration: time.Second, Error: "timeout"},
+				{Provider: "b", Duration: 2 * time.Second, Status: 200},
+			}},
+		req: wantSpan{name: "chat m", kind: tracepb.Span_SPAN_KIND_SERVER, start: t0, end: t0.Add(3 * time.Second)},
+		attempts: []wantSpan{
+			{name: "chat m", kind: tracepb.Span_SPAN_KIND_CLIENT, start: t0, end: t0.Add(time.Second),
+				attrs: map[string]string{"error.type": "timeout", "gen_ai.provider.name": "a"}, err: "timeout"},
+			{name: "chat m", kind: tracepb.Span_SPAN_KIND_CLIENT, start: t0.Add(time.Second), end: t0.Add(3 * time.Second),
+				attrs: map[string]string{"gen_ai.provider.name": "b"}},
+		},
 	}}
 
 	rcv := newReceiver(t)
@@ -502,6 +516,13 @@ func TestTracerNil(t *testing.T) {
 	s := &Span{Endpoint: "chat.completions", Status: 200, Attempts: []AttemptSpan{{Status: 200}}}
 	if n := testing.AllocsPerRun(100, func() { tr.Record(s) }); n != 0 {
 		t.Errorf("nil Record allocates %v times, want 0", n)
+	}
+	// Nor does a Span made at the call: Record does not keep it.
+	model := strings.Repeat("m", 3)
+	if n := testing.AllocsPerRun(100, func() {
+		tr.Record(&Span{Endpoint: "chat.completions", Model: model, Start: t0, End: t0, Status: 200})
+	}); n != 0 {
+		t.Errorf("nil Record of a Span literal allocates %v times, want 0", n)
 	}
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Error(err)
