@@ -66,13 +66,14 @@ type Config struct {
 	Groups          map[string]Group `yaml:"groups"`
 	Billing         Billing          `yaml:"billing"`
 	Images          Images           `yaml:"images"`
-	Fetch           Fetch            `yaml:"fetch"`    // image URLs the gateway downloads for a vendor
-	Video           Video            `yaml:"video"`    // asynchronous video generation tasks
-	Console         *Console         `yaml:"console"`  // the web console; nil: off
-	Payments        *Payments        `yaml:"payments"` // console top-ups; nil: redemption codes only
-	Metrics         *Metrics         `yaml:"metrics"`  // Prometheus /metrics on its own listener; nil: off
-	Models          []ModelConfig    `yaml:"models"`   // overrides of and additions to the built-in catalog
-	Path            string           `yaml:"-"`        // file it was loaded from; "" for the built-in default
+	Fetch           Fetch            `yaml:"fetch"`     // image URLs the gateway downloads for a vendor
+	Video           Video            `yaml:"video"`     // asynchronous video generation tasks
+	Console         *Console         `yaml:"console"`   // the web console; nil: off
+	Payments        *Payments        `yaml:"payments"`  // console top-ups; nil: redemption codes only
+	Metrics         *Metrics         `yaml:"metrics"`   // Prometheus /metrics on its own listener; nil: off
+	Telemetry       *Telemetry       `yaml:"telemetry"` // OpenTelemetry traces over OTLP/HTTP; nil or no endpoint: off
+	Models          []ModelConfig    `yaml:"models"`    // overrides of and additions to the built-in catalog
+	Path            string           `yaml:"-"`         // file it was loaded from; "" for the built-in default
 
 	// Background configures background Responses requests (background: true).
 	Background Background `yaml:"background"`
@@ -421,6 +422,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyConsoleDefaults()
 	c.applyPaymentsDefaults()
 	c.applyPublicURLDefaults()
+	c.applyTelemetryDefaults()
 }
 
 func defaultDuration(d *Duration, def Duration, given bool) {

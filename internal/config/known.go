@@ -79,6 +79,7 @@ var (
 		reflect.TypeFor[OAuthProvider]():    "console oauth provider",
 		reflect.TypeFor[Payments]():         "payments",
 		reflect.TypeFor[Metrics]():          "metrics",
+		reflect.TypeFor[Telemetry]():        "telemetry",
 		reflect.TypeFor[TopUpBonus]():       "first_topup_bonus",
 		reflect.TypeFor[StripeConf]():       "stripe",
 	}

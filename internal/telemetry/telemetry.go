@@ -1,9 +1,14 @@
-// Package telemetry owns the gateway's Prometheus metrics: the collectors,
-// a private registry (never the process-wide default one) and the handler
-// that serves them. The request path calls Metrics.Request once per request
-// and StreamStarted / StreamEnded around a stream; it never sees a
-// Prometheus type, and the per-request work allocates nothing once a label
-// combination has been seen (the handles are cached, see series).
+// Package telemetry owns the gateway's Prometheus metrics and its
+// OpenTelemetry traces. Metrics: the collectors, a private registry (never
+// the process-wide default one) and the handler that serves them. Traces
+// (trace.go): a Tracer that turns one finished request into a span and a
+// child span per upstream attempt, exported over OTLP/HTTP in batches.
+//
+// The request path calls Metrics.Request once per request and
+// StreamStarted / StreamEnded around a stream; it never sees a Prometheus
+// type, and the per-request work allocates nothing once a label
+// combination has been seen (the handles are cached, see series). It calls
+// Tracer.Record once per request too, with what it noted on the way.
 //
 // Labels are bounded: model is a configured public model id or "other",
 // provider a configured provider name or "none", endpoint one of the
