@@ -71,6 +71,7 @@ type App struct {
 
 	metrics   *telemetry.Metrics // nil: metrics.listen not set (metrics.go)
 	metricsLn net.Listener       // the metrics listener, opened by New, served by Run
+	tracer    *telemetry.Tracer  // nil: telemetry.otlp_endpoint not set
 }
 
 // OpenStore opens the configured database (CLI commands share it); log
@@ -175,6 +176,15 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err := a.openMetrics(cfg, h); err != nil {
 		_ = a.Close()
 		return nil, err
+	}
+	if cfg.Telemetry.Enabled() {
+		tr, err := telemetry.NewTracer(ctx, telemetry.TraceOptions{Endpoint: cfg.Telemetry.OTLPEndpoint,
+			ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: o.Version, Logger: o.Logger})
+		if err != nil {
+			_ = a.Close()
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		a.tracer, h.Tracer = tr, tr
 	}
 	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
 	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
@@ -285,7 +295,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	closeErr := errors.Join(a.recorder.Close(cctx), a.upkeep.refusals.Close(cctx))
+	closeErr := errors.Join(a.recorder.Close(cctx), a.upkeep.refusals.Close(cctx), a.tracer.Shutdown(cctx))
 	stopRecorder()
 	runErr := <-recDone
 	if errors.Is(runErr, context.Canceled) {
@@ -303,6 +313,9 @@ func (a *App) Close() error {
 	if a.journal != nil {
 		jerr = a.journal.Close()
 	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = a.tracer.Shutdown(sctx) // flushed by Run already; safe twice
 	return errors.Join(jerr, a.store.Close())
 }
 

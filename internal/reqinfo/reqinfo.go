@@ -25,6 +25,9 @@ type Info struct {
 	ErrCode   string // OpenAI error code, empty on success
 	ErrDetail string // the cause, for the log only
 	Remote    string // the client's address (RemoteAddr), for the refused-request log
+	// TraceParent is the client's W3C traceparent header ("" if none): the
+	// request's trace span becomes its child.
+	TraceParent string
 	// Upstreamed is set when the error the client got came from the
 	// upstream (or ended an answer the upstream had started): the request
 	// was no refusal of the gateway's own, which are only counted.

@@ -122,7 +122,7 @@ func wrap(next http.Handler, o Options, t *tracker, b *budget) http.Handler {
 		t.wg.Add(1)
 		defer t.wg.Done()
 		start := now()
-		info := &reqinfo.Info{ID: NewRequestID(start), Start: start, Remote: r.RemoteAddr}
+		info := &reqinfo.Info{ID: NewRequestID(start), Start: start, Remote: r.RemoteAddr, TraceParent: r.Header.Get("Traceparent")}
 		w.Header().Set("X-Request-Id", info.ID)
 		body := newBodyState(b)
 		defer body.release()

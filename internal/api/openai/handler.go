@@ -90,6 +90,10 @@ type Handler struct {
 	// Metrics counts every request once it is recorded (nil: no metrics).
 	Metrics Metrics
 
+	// Tracer exports a span per request and per upstream try once it is
+	// recorded (nil: no traces).
+	Tracer *telemetry.Tracer
+
 	// Responses records which account created each vendor-stored response
 	// (nil: nothing is recorded and no stored response can be read).
 	Responses store.Responses

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -46,6 +47,12 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 			m.Refusal = info.ErrCode
 		}
 		h.Metrics.Request(m)
+	}
+	if h.Tracer != nil {
+		h.Tracer.Record(&telemetry.Span{TraceParent: info.TraceParent, Endpoint: info.Endpoint, Model: info.Model,
+			Provider: info.Provider, Upstream: info.Upstream, Stream: info.Stream, Start: info.Start, End: end,
+			Status: status, ErrCode: info.ErrCode, RequestID: info.ID, InputTokens: out.usage.PromptTokens,
+			OutputTokens: out.usage.CompletionTokens, Attempts: traceAttempts(info)})
 	}
 	if info.AccountID == "" {
 		h.refuse(info, status)
@@ -106,6 +113,18 @@ func metricAttempts(info *reqinfo.Info) []telemetry.Attempt {
 	out := make([]telemetry.Attempt, len(info.Attempts))
 	for i, a := range info.Attempts {
 		out[i] = telemetry.Attempt{Provider: a.Provider, Status: a.Status, Failed: a.Error != ""}
+	}
+	return out
+}
+
+// traceAttempts is the request's tries as trace spans, their errors cut to
+// the error code (a span's error.type).
+func traceAttempts(info *reqinfo.Info) []telemetry.AttemptSpan {
+	out := make([]telemetry.AttemptSpan, len(info.Attempts))
+	for i, a := range info.Attempts {
+		code, _, _ := strings.Cut(a.Error, ":")
+		out[i] = telemetry.AttemptSpan{Provider: a.Provider, Upstream: a.Upstream, Start: a.Start, Duration: a.Duration,
+			Status: a.Status, Error: code}
 	}
 	return out
 }
