@@ -14,7 +14,8 @@ import (
 	"github.com/modelgate/modelgate/internal/app"
 )
 
-// serveCmd runs the gateway until SIGINT or SIGTERM, then drains.
+// serveCmd runs the gateway until SIGINT or SIGTERM, then drains; SIGHUP
+// reloads the config file (reload.go).
 func serveCmd(args []string, e env) int {
 	fs, path := newFlags("serve", e)
 	listen := fs.String("listen", "", "address to listen on (overrides the config's listen)")
@@ -63,6 +64,7 @@ func serveCmd(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
 		return 1
 	}
+	watchReload(ctx, a, *path, *listen, e, log)
 	log.Info("modelgate listening", "addr", "http://"+ln.Addr().String()+"/v1", "version", version,
 		"database", cfg.Database, "providers", len(cfg.Providers),
 		"gc_percent", gc, "memory_limit", limit, "max_connections", a.MaxConns())

@@ -13,13 +13,14 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
-	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/chain"
 	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/console"
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
@@ -60,9 +61,15 @@ type App struct {
 	recorder *usage.Recorder
 	journal  *usage.Journal
 	reserver *billing.Reserver
-	catalog  *catalog.Catalog
-	instance string // this process, in the holds table
-	router   *route.Router
+	instance string        // this process, in the holds table
+	router   *route.Router // the first config's (bootstrap, metrics labels)
+	tokens   *tokenize.Set
+	opts     Options
+
+	live     atomic.Pointer[live]         // what a reload replaces (reload.go)
+	current  atomic.Pointer[http.Handler] // the public listener's routes, over live
+	handler  *openai.Handler              // the /v1 handler's template: each live gets a copy
+	con      *console.Console             // nil: console off
 	server   *server.Server
 	sweepers []*imagestore.Sweeper // delete images whose URLs expired, and orphaned videos
 	upkeep   *upkeep               // usage retention, refused-request counter (upkeep.go)
@@ -100,22 +107,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	cat, err := Catalog(cfg)
-	if err != nil {
-		return nil, err
-	}
-	tokens := tokenize.NewSet() // one set: each vocabulary is loaded once per process
-	deps, err := deployments(cfg, cat, tokens, o)
-	if err != nil {
-		return nil, err
-	}
-	describe(deps, cat)
 	st, err := OpenStore(ctx, cfg, o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, router: newRouter(cfg, deps, o.Now),
-		catalog: cat, instance: NewID("gw_"), maxConns: cfg.MaxConnections}
+	a := &App{cfg: cfg, log: o.Logger, out: o.Out, now: o.Now, store: st, instance: NewID("gw_"), maxConns: cfg.MaxConnections,
+		tokens: tokenize.NewSet(), opts: o} // one token set: each vocabulary is loaded once per process
 	if a.maxConns == 0 && o.FileLimit > 0 {
 		a.maxConns = server.DefaultMaxConns(o.FileLimit)
 	}
@@ -128,6 +125,13 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now, Log: o.Logger})
+	l, err := a.newLive(cfg)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.live.Store(l)
+	a.router = l.router
 	images, sweepers, err := newImageStore(cfg, o.Now, o.Logger)
 	if err != nil {
 		_ = a.Close()
@@ -138,7 +142,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.recorder = usage.New(st, usage.Options{BatchSize: cfg.Usage.BatchSize,
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
-	bill := newBilling(cfg, cat, a.reserver, tokens)
+	bill := a.liveBilling()
 	links, err := origin(cfg, cfg.Images.PublicURL)
 	if err != nil {
 		_ = a.Close()
@@ -168,8 +172,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		// interfaces comes with the scale-out.
 		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
 
-		Retry: route.Retry{MaxAttempts: cfg.Routing.MaxAttempts, Backoff: time.Duration(cfg.Routing.Backoff),
-			MaxBackoff: time.Duration(cfg.Routing.MaxBackoff), Deadline: time.Duration(cfg.Routing.Deadline)}.WithDefaults(),
+		Retry:     retryOf(cfg),
 		FirstByte: firstByte(cfg),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
@@ -186,9 +189,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		}
 		a.tracer, h.Tracer = tr, tr
 	}
-	h.Videos = a.newVideos(cfg, deps, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
-	h.Background = a.newBackground(cfg, deps, bill, h.Chains)
-	op := &operator{cfg: cfg, cat: cat, deps: deps, currency: cfg.Billing.Currency}
+	h.Videos = a.newVideos(cfg, bill, images, fetch.New(fetchOptions(cfg.Fetch, o)))
+	h.Background = a.newBackground(cfg, bill, h.Chains)
+	op := &operator{live: a.live.Load, currency: cfg.Billing.Currency}
 	var conOrigin server.Origin
 	if cfg.Console != nil {
 		conOrigin = links
@@ -199,6 +202,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
+	a.handler, a.con = h, con
+	if con != nil {
+		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
+	}
+	mux := a.mux(h)
+	a.current.Store(&mux)
+	a.server = server.New(http.HandlerFunc(a.serveHTTP), time.Duration(cfg.ShutdownTimeout),
+		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
+			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory, MaxConns: a.maxConns})
+	return a, nil
+}
+
+// mux routes the public listener to h (the /v1 handler), the image
+// files, the console and the probes.
+func (a *App) mux(h *openai.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -207,14 +225,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	mux.HandleFunc("GET /readyz", a.ready)
 	h.Routes(mux)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
-	mountConsole(mux, con)
-	if con != nil {
-		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
-	}
-	a.server = server.New(mux, time.Duration(cfg.ShutdownTimeout),
-		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
-			ReadTimeout: time.Duration(cfg.ReadTimeout), BodyMemory: cfg.MaxBodyMemory, MaxConns: a.maxConns})
-	return a, nil
+	mountConsole(mux, a.con)
+	return mux
 }
 
 func groupPatterns(cfg *config.Config) map[string][]string {

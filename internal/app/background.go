@@ -9,16 +9,15 @@ import (
 	"github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/provider"
-	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/task"
 )
 
 // newBackground wires background Responses requests: the service the
 // handlers call and the worker that upkeep runs until shutdown. A settled
 // response's size goes to chains, for requests that continue it.
-func (a *App) newBackground(cfg *config.Config, deps []route.Deployment, bill *charge.Billing, chains *chain.Sizes) *background.Service {
+func (a *App) newBackground(cfg *config.Config, bill *charge.Billing, chains *chain.Sizes) *background.Service {
 	b := cfg.Background
-	svc := &background.Service{Store: a.store, Responders: responders(deps), Billing: bill, Log: a.log, Now: a.now,
+	svc := &background.Service{Store: a.store, Responders: a.liveResponders(), Billing: bill, Log: a.log, Now: a.now,
 		Timeout: time.Duration(b.Timeout), Schedule: task.Backoff{Start: time.Duration(b.PollMin), Ceil: time.Duration(b.PollMax)},
 		OnSettled: func(_ context.Context, id string, u provider.Usage) {
 			chains.Record(id, u.PromptTokens, u.CompletionTokens)
@@ -30,19 +29,4 @@ func (a *App) newBackground(cfg *config.Config, deps []route.Deployment, bill *c
 	svc.Wake = w.Wake
 	a.upkeep.more = append(a.upkeep.more, w.Run)
 	return svc
-}
-
-// responders finds each provider's Responses adapter by name: those whose
-// vendor serves the API itself (the only ones background requests reach).
-func responders(deps []route.Deployment) background.Responders {
-	m := map[string]provider.Responder{}
-	for _, d := range deps {
-		if rs, ok := d.Chatter.(provider.Responder); ok && rs.NativeResponses() {
-			m[d.Provider] = rs
-		}
-	}
-	return func(name string) (provider.Responder, bool) {
-		rs, ok := m[name]
-		return rs, ok
-	}
 }

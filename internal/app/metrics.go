@@ -34,7 +34,7 @@ func (a *App) openMetrics(cfg *config.Config, h *openai.Handler) error {
 		names[i] = p.Name
 	}
 	m := telemetry.New(telemetry.Options{Models: modelIDs(a.router), Providers: names, Refused: a.upkeep.refused.Counts,
-		Circuits: circuits(a.router)})
+		Circuits: a.circuits()})
 	ln, err := net.Listen("tcp", cfg.Metrics.Listen)
 	if err != nil {
 		return fmt.Errorf("metrics.listen: %w", err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/catalog"
-	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
@@ -22,35 +21,41 @@ const testTimeout = 20 * time.Second
 // operator shows the configuration to the console's admin pages and sends
 // their test requests straight to a provider's adapter.
 type operator struct {
-	cfg      *config.Config
-	cat      *catalog.Catalog
-	deps     []route.Deployment
+	live     func() *live // the current config
 	currency string
 }
 
 func (o *operator) Providers() []web.AdminProvider {
-	out := make([]web.AdminProvider, 0, len(o.cfg.Providers))
-	for _, p := range o.cfg.Providers {
+	l := o.live()
+	health := map[string]route.ProviderHealth{}
+	for _, h := range l.router.Health() {
+		health[h.Name] = h
+	}
+	out := make([]web.AdminProvider, 0, len(l.cfg.Providers))
+	for _, p := range l.cfg.Providers {
 		n := 0
-		for _, d := range o.deps {
+		for _, d := range l.deps {
 			if d.Provider == p.Name {
 				n++
 			}
 		}
-		out = append(out, web.AdminProvider{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, Models: n})
+		h := health[p.Name]
+		out = append(out, web.AdminProvider{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, Models: n,
+			Circuit: h.Circuit.String(), CircuitUntil: h.Until, Keys: h.Keys, KeysOut: h.DeadKeys})
 	}
 	return out
 }
 
 func (o *operator) Models() []web.AdminModel {
+	l := o.live()
 	seen := map[string]bool{}
 	var out []web.AdminModel
-	for _, d := range o.deps {
+	for _, d := range l.deps {
 		if seen[d.Model] {
 			continue
 		}
 		seen[d.Model] = true
-		m, _ := o.cat.Lookup(d.Model)
+		m, _ := l.cat.Lookup(d.Model)
 		out = append(out, web.AdminModel{ID: d.Model, Kind: string(m.Modality), Provider: d.Provider, Price: o.price(m)})
 	}
 	slices.SortFunc(out, func(a, b web.AdminModel) int { return strings.Compare(a.ID, b.ID) })
@@ -84,8 +89,9 @@ func (o *operator) price(m catalog.Model) string {
 }
 
 func (o *operator) Groups() []web.AdminGroup {
-	out := make([]web.AdminGroup, 0, len(o.cfg.Groups))
-	for name, g := range o.cfg.Groups {
+	l := o.live()
+	out := make([]web.AdminGroup, 0, len(l.cfg.Groups))
+	for name, g := range l.cfg.Groups {
 		out = append(out, web.AdminGroup{Name: name, Models: g.Models})
 	}
 	slices.SortFunc(out, func(a, b web.AdminGroup) int { return strings.Compare(a.Name, b.Name) })
@@ -95,10 +101,11 @@ func (o *operator) Groups() []web.AdminGroup {
 // TestProvider asks the provider's first chat model for one short reply.
 func (o *operator) TestProvider(ctx context.Context, name string) web.TestResult {
 	res := web.TestResult{Provider: name}
+	l := o.live()
 	var dep *route.Deployment
-	for i, d := range o.deps {
-		if m, ok := o.cat.Lookup(d.Model); d.Provider == name && ok && m.Modality == catalog.Chat {
-			dep = &o.deps[i]
+	for i, d := range l.deps {
+		if m, ok := l.cat.Lookup(d.Model); d.Provider == name && ok && m.Modality == catalog.Chat {
+			dep = &l.deps[i]
 			break
 		}
 	}

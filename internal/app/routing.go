@@ -19,6 +19,13 @@ func newRouter(cfg *config.Config, deps []route.Deployment, now func() time.Time
 	})
 }
 
+// retryOf is the handler's retry policy from the config.
+func retryOf(cfg *config.Config) route.Retry {
+	r := cfg.Routing
+	return route.Retry{MaxAttempts: r.MaxAttempts, Backoff: time.Duration(r.Backoff), MaxBackoff: time.Duration(r.MaxBackoff),
+		Deadline: time.Duration(r.Deadline)}.WithDefaults()
+}
+
 // firstByte is the handler's per-model first-byte timeout: nil when the
 // config sets none (the providers' idle_timeout applies), so the request
 // path does not look for one.
@@ -47,10 +54,10 @@ func firstByte(cfg *config.Config) func(string) time.Duration {
 	}
 }
 
-// circuits reads the router's providers' circuits for the metrics.
-func circuits(r *route.Router) func() []telemetry.Circuit {
+// circuits reads the current router's providers' circuits for the metrics.
+func (a *App) circuits() func() []telemetry.Circuit {
 	return func() []telemetry.Circuit {
-		hs := r.Health()
+		hs := a.live.Load().router.Health()
 		out := make([]telemetry.Circuit, len(hs))
 		for i, h := range hs {
 			out[i] = telemetry.Circuit{Provider: h.Name, State: int(h.Circuit), Trips: h.Trips, KeysOut: h.DeadKeys, KeyFaults: h.KeyFaults}

@@ -10,8 +10,6 @@ import (
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/imagestore"
-	"github.com/modelgate/modelgate/internal/provider"
-	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/video"
 )
@@ -19,9 +17,9 @@ import (
 // newVideos wires asynchronous video generation: the service the handlers
 // call and the poller Run starts. Finished videos go to the image store's
 // video side (its own directory, or the bucket under "videos/").
-func (a *App) newVideos(cfg *config.Config, deps []route.Deployment, bill *charge.Billing, media *imagestore.Store,
+func (a *App) newVideos(cfg *config.Config, bill *charge.Billing, media *imagestore.Store,
 	fetcher *fetch.Fetcher) *openai.Videos {
-	makers := videoMakers(deps)
+	makers := a.liveMakers()
 	v := cfg.Video
 	a.poller = &video.Poller{Store: a.store, Makers: makers, Media: media, Now: a.now, Log: a.log, Owner: a.instance,
 		Workers: v.Workers, MaxBytes: v.MaxBytes, PollMin: time.Duration(v.PollMin), PollMax: time.Duration(v.PollMax)}
@@ -32,27 +30,14 @@ func (a *App) newVideos(cfg *config.Config, deps []route.Deployment, bill *charg
 	svc := &video.Service{Store: a.store, Makers: makers, Billing: bill, Media: media, Log: a.log, Now: a.now,
 		Timeout: time.Duration(v.Timeout), Wake: a.poller.Wake,
 		FirstPoll: func(t store.VideoTask) time.Time { return sched.Next(t, t.CreatedAt) }}
-	cat := a.catalog
 	return &openai.Videos{
 		Service: svc,
-		Models:  func(public, upstream string) (catalog.Model, bool) { return lookupModel(cat, public, upstream) },
+		Models: func(public, upstream string) (catalog.Model, bool) {
+			return lookupModel(a.live.Load().cat, public, upstream)
+		},
 		Links:   videoLinks{Store: media, public: cfg.Images.PublicURL},
 		Files:   media,
 		Fetcher: fetcher,
-	}
-}
-
-// videoMakers finds each provider's video adapter by name.
-func videoMakers(deps []route.Deployment) video.Makers {
-	m := map[string]provider.VideoMaker{}
-	for _, d := range deps {
-		if vm, ok := d.Chatter.(provider.VideoMaker); ok {
-			m[d.Provider] = vm
-		}
-	}
-	return func(name string) (provider.VideoMaker, bool) {
-		vm, ok := m[name]
-		return vm, ok
 	}
 }
 

@@ -121,11 +121,11 @@ func share(part, total int64) string {
 // badge is the CSS class of a status badge.
 func badge(status string) string {
 	switch status {
-	case "paid", "active", "ok", "enabled":
+	case "paid", "active", "ok", "enabled", "closed":
 		return "badge-ok"
-	case "pending", "errors":
+	case "pending", "errors", "half-open":
 		return "badge-warn"
-	case "failed", "revoked", "error", "disabled":
+	case "failed", "revoked", "error", "disabled", "open":
 		return "badge-bad"
 	}
 	return "badge-muted"

@@ -178,9 +178,9 @@ func sampleAdmin(section string, empty bool) Admin {
 		return a
 	}
 	a.Providers = []AdminProvider{
-		{Name: "openai", Type: "openai", BaseURL: "https://api.openai.com/v1", Models: 12, Health: "ok", Requests: 1840, Errors: 3},
-		{Name: "anthropic", Type: "anthropic", BaseURL: "https://api.anthropic.com", Models: 4, Health: "errors", Requests: 210, Errors: 41},
-		{Name: "demo", Type: "demo", Models: 2, Health: "idle"},
+		{Name: "openai", Type: "openai", BaseURL: "https://api.openai.com/v1", Models: 12, Health: "ok", Requests: 1840, Errors: 3, Circuit: "closed", Keys: 3, KeysOut: 1},
+		{Name: "anthropic", Type: "anthropic", BaseURL: "https://api.anthropic.com", Models: 4, Health: "errors", Requests: 210, Errors: 41, Circuit: "open", Keys: 1},
+		{Name: "demo", Type: "demo", Models: 2, Health: "idle", Circuit: "closed", Keys: 1},
 	}
 	a.TestResult = &TestResult{Provider: "anthropic", Model: "claude-sonnet-4", OK: false, Latency: 1234 * time.Millisecond, Message: "upstream answered 529: overloaded_error"}
 	a.Models = []AdminModel{

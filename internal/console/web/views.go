@@ -215,13 +215,19 @@ type Admin struct {
 // AdminProvider is a configured upstream provider. The test button posts
 // to /console/admin/providers/{Name}/test.
 type AdminProvider struct {
-	Name     string
-	Type     string // "openai", "anthropic", "gemini", "azure", "demo"…
-	BaseURL  string
-	Models   int    // how many models it serves
-	Health   string // "ok", "errors" or "idle" (from the last hour's usage)
-	Requests int64  // last hour
-	Errors   int64  // last hour
+	Name    string
+	Type    string // "openai", "anthropic", "gemini", "azure", "demo"…
+	BaseURL string
+	Models  int    // how many models it serves
+	Health  string // "ok", "errors" or "idle" (from the last hour's usage)
+	// Circuit is the breaker's state on this replica: "closed", "open"
+	// (skipped until CircuitUntil) or "half-open" (the next request probes).
+	Circuit      string
+	CircuitUntil time.Time
+	Keys         int   // API keys configured
+	KeysOut      int   // keys the vendor refused, out of rotation until a reload
+	Requests     int64 // last hour
+	Errors       int64 // last hour
 }
 
 // TestResult is a test request's outcome.

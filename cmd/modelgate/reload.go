@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelgate/modelgate/internal/app"
+)
+
+// watchReload reloads the config file on each SIGHUP until ctx ends:
+// providers, groups, models and prices, routing and circuit settings
+// change for new requests, while those in flight finish on the old ones.
+// A file with errors is reported and the running config kept. listen is
+// the --listen override, applied again.
+func watchReload(ctx context.Context, a *app.App, path, listen string, e env, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			cfg, err := loadConfig(path, e) // its problems are printed as at start
+			if err != nil {
+				log.Error("config reload failed: the file has errors; the running config is kept")
+				continue
+			}
+			if listen != "" {
+				cfg.Listen = listen
+			}
+			warnings, err := a.Reload(cfg)
+			if err != nil {
+				log.Error("config reload failed; the running config is kept", "err", err)
+				continue
+			}
+			for _, w := range warnings {
+				log.Warn("config reload: " + w)
+			}
+		}
+	}()
+}
