@@ -13,25 +13,45 @@ import (
 )
 
 type usageJSON struct {
-	RequestID        string    `json:"request_id"`
-	Time             time.Time `json:"time"`
-	AccountID        string    `json:"account_id"`
-	KeyID            string    `json:"key_id"`
-	Endpoint         string    `json:"endpoint"`
-	Model            string    `json:"model"`
-	Provider         string    `json:"provider"`
-	UpstreamModel    string    `json:"upstream_model"`
-	Stream           bool      `json:"stream"`
-	PromptTokens     int64     `json:"prompt_tokens"`
-	CompletionTokens int64     `json:"completion_tokens"`
-	CachedTokens     int64     `json:"cached_tokens"`
-	ReasoningTokens  int64     `json:"reasoning_tokens"`
-	Estimated        bool      `json:"estimated"` // token counts are the gateway's, not the vendor's
-	Cost             string    `json:"cost"`      // currency units, six decimals
-	LatencyMS        float64   `json:"latency_ms"`
-	TTFTMS           float64   `json:"ttft_ms"`
-	Status           int       `json:"status"`
-	ErrorCode        string    `json:"error_code"`
+	RequestID        string        `json:"request_id"`
+	Time             time.Time     `json:"time"`
+	AccountID        string        `json:"account_id"`
+	KeyID            string        `json:"key_id"`
+	Endpoint         string        `json:"endpoint"`
+	Model            string        `json:"model"`
+	Provider         string        `json:"provider"`
+	UpstreamModel    string        `json:"upstream_model"`
+	Stream           bool          `json:"stream"`
+	PromptTokens     int64         `json:"prompt_tokens"`
+	CompletionTokens int64         `json:"completion_tokens"`
+	CachedTokens     int64         `json:"cached_tokens"`
+	ReasoningTokens  int64         `json:"reasoning_tokens"`
+	Estimated        bool          `json:"estimated"` // token counts are the gateway's, not the vendor's
+	Cost             string        `json:"cost"`      // currency units, six decimals
+	LatencyMS        float64       `json:"latency_ms"`
+	TTFTMS           float64       `json:"ttft_ms"`
+	Status           int           `json:"status"`
+	ErrorCode        string        `json:"error_code"`
+	Attempts         []attemptJSON `json:"attempts"` // never null: [] when no upstream was tried
+}
+
+// attemptJSON is one upstream try of a record (store.AttemptsOf).
+type attemptJSON struct {
+	Provider string  `json:"provider"`
+	Status   int     `json:"status"` // 0: no answer came
+	Error    string  `json:"error,omitempty"`
+	MS       float64 `json:"ms"`
+}
+
+// attemptsJSON is r's tries, the implied one of a record without stored
+// attempts included; an empty slice, not nil, when there were none.
+func attemptsJSON(r *store.UsageRecord) []attemptJSON {
+	as := store.AttemptsOf(r)
+	out := make([]attemptJSON, 0, len(as))
+	for _, a := range as {
+		out = append(out, attemptJSON{Provider: a.Provider, Status: a.Status, Error: a.Error, MS: ms(a.Duration)})
+	}
+	return out
 }
 
 // parseSince accepts a duration back from now ("24h", "30m", "7d") or a
@@ -100,12 +120,14 @@ func usageCmd(args []string, e env) int {
 		}
 		if *asJSON {
 			out := make([]usageJSON, 0, len(recs))
-			for _, r := range recs {
+			for i := range recs {
+				r := &recs[i]
 				out = append(out, usageJSON{RequestID: r.RequestID, Time: r.Time, AccountID: r.AccountID, KeyID: r.KeyID,
 					Endpoint: r.Endpoint, Model: r.Model, Provider: r.Provider, UpstreamModel: r.UpstreamModel,
 					Stream: r.Stream, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
 					CachedTokens: r.CachedTokens, ReasoningTokens: r.ReasoningTokens, Estimated: r.Estimated, Cost: r.Cost.String(),
-					LatencyMS: ms(r.Latency), TTFTMS: ms(r.TTFT), Status: r.Status, ErrorCode: r.ErrorCode})
+					LatencyMS: ms(r.Latency), TTFTMS: ms(r.TTFT), Status: r.Status, ErrorCode: r.ErrorCode,
+					Attempts: attemptsJSON(r)})
 			}
 			enc := json.NewEncoder(e.stdout)
 			enc.SetIndent("", "  ")

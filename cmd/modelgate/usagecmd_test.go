@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -131,5 +132,58 @@ func TestUsageRefused(t *testing.T) {
 	code, out, _ := c.run("usage", "--refused")
 	if code != 0 || !strings.Contains(out, "MINUTE") || !strings.Contains(out, "insufficient_quota") || !strings.Contains(out, "3000") {
 		t.Errorf("table: %d %s", code, out)
+	}
+}
+
+// usage --json lists each record's upstream tries: the stored ones, the
+// implied one of a record of one successful try, [] (not null) when no
+// upstream was tried; "error" only when there is one.
+func TestUsageJSONAttempts(t *testing.T) {
+	c := newCLI(t, "")
+	now := time.Now().UTC().Truncate(time.Second)
+	c.withDB(func(ctx context.Context, st store.Store) {
+		rec := func(id string, ago time.Duration) store.UsageRecord {
+			return store.UsageRecord{RequestID: id, Time: now.Add(-ago), AccountID: "acct_x", Model: "gpt-4o",
+				Provider: "openai", Status: 200, Latency: 12500 * time.Microsecond}
+		}
+		once := rec("req_once", 3*time.Second)
+		retried := rec("req_retried", 2*time.Second)
+		retried.Attempts = []store.Attempt{
+			{Provider: "azure", Status: 0, Error: "dial tcp: connection refused", Duration: 1500 * time.Microsecond},
+			{Provider: "openai", Status: 200, Duration: 11 * time.Millisecond},
+		}
+		refused := rec("req_refused", time.Second)
+		refused.Provider, refused.Status, refused.ErrorCode = "", 400, "invalid_request_error"
+		if err := st.InsertUsage(ctx, []store.UsageRecord{once, retried, refused}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	code, out, errOut := c.run("usage", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var recs []struct {
+		RequestID string          `json:"request_id"`
+		Attempts  json.RawMessage `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(out), &recs); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := map[string]string{
+		"req_refused": `[]`,
+		"req_retried": `[{"provider":"azure","status":0,"error":"dial tcp: connection refused","ms":1.5},{"provider":"openai","status":200,"ms":11}]`,
+		"req_once":    `[{"provider":"openai","status":200,"ms":12.5}]`,
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records: %s", len(recs), out)
+	}
+	for _, r := range recs {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, r.Attempts); err != nil {
+			t.Fatalf("%s: attempts %q: %v", r.RequestID, r.Attempts, err)
+		}
+		if compact.String() != want[r.RequestID] {
+			t.Errorf("%s: attempts %s, want %s", r.RequestID, compact.String(), want[r.RequestID])
+		}
 	}
 }

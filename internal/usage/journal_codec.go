@@ -22,6 +22,12 @@ import (
 //	        strings as uvarint length + bytes, integers and durations as
 //	        varints, booleans as one byte, Time as varint Unix seconds +
 //	        uvarint nanoseconds (read back in UTC)
+//	attempts only when the record has any (store.UsageRecord.Attempts):
+//	        uvarint count (at least 1), then per attempt provider
+//	        (string), status (varint), error (string), duration (varint
+//	        nanoseconds). A payload that ends after the error code is a
+//	        record without attempts (nil), as every frame written before
+//	        attempts existed is.
 //
 // A frame cut short by a crash, or whose checksum does not match, ends the
 // segment's readable part; Replay counts it as torn. A length of zero ends
@@ -57,6 +63,16 @@ func appendFrame(b []byte, rec *store.UsageRecord) []byte {
 		b = binary.AppendVarint(b, n)
 	}
 	b = appendString(b, rec.ErrorCode)
+	if len(rec.Attempts) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(rec.Attempts)))
+		for i := range rec.Attempts {
+			a := &rec.Attempts[i]
+			b = appendString(b, a.Provider)
+			b = binary.AppendVarint(b, int64(a.Status))
+			b = appendString(b, a.Error)
+			b = binary.AppendVarint(b, int64(a.Duration))
+		}
+	}
 	payload := b[start+frameHeader:]
 	binary.LittleEndian.PutUint32(b[start:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[start+4:], crc32.Checksum(payload, crcTable))
@@ -146,10 +162,35 @@ func decodePayload(p []byte) (store.UsageRecord, error) {
 	r.TTFT = time.Duration(d.varint())
 	r.Status = int(d.varint())
 	r.ErrorCode = d.str()
+	if len(d.b) > 0 {
+		r.Attempts = d.attempts()
+	}
 	if d.err != nil || len(d.b) != 0 || r.RequestID == "" {
 		return store.UsageRecord{}, errBadFrame
 	}
 	return r, nil
+}
+
+// minAttempt is the fewest bytes an encoded attempt takes: two empty
+// strings and two one-byte varints.
+const minAttempt = 4
+
+// attempts reads a record's attempts: a count of at least one, then each.
+func (d *decoder) attempts() []store.Attempt {
+	n := d.uvarint()
+	if n == 0 || n > uint64(len(d.b)/minAttempt) { // never written; garbage
+		d.err, d.b = errBadFrame, nil
+		return nil
+	}
+	as := make([]store.Attempt, n)
+	for i := range as {
+		a := &as[i]
+		a.Provider = d.str()
+		a.Status = int(d.varint())
+		a.Error = d.str()
+		a.Duration = time.Duration(d.varint())
+	}
+	return as
 }
 
 // readFrames returns the records of a segment file; a bad or cut frame

@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -30,6 +31,10 @@ func TestRecorderWithSQLite(t *testing.T) {
 		AccountID: "acct_2", KeyID: "key_2", Endpoint: "chat.completions", Model: "m",
 		Provider: "p", UpstreamModel: "um", Stream: true, PromptTokens: 11, CompletionTokens: 22,
 		Latency: 3 * time.Second, TTFT: 40 * time.Millisecond, Status: 499, ErrorCode: "client_closed",
+		Attempts: []store.Attempt{
+			{Provider: "q", Status: 0, Error: "dial tcp: connection refused", Duration: 2 * time.Millisecond},
+			{Provider: "p", Status: 200, Duration: 3 * time.Second},
+		},
 	}
 	r.Record(full)
 
@@ -70,7 +75,7 @@ func TestRecorderWithSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ListUsage: %v", err)
 	}
-	if len(gotFull) != 1 || gotFull[0] != full {
+	if len(gotFull) != 1 || !reflect.DeepEqual(gotFull[0], full) {
 		t.Fatalf("stored %+v, want [%+v]", gotFull, full)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func sameRecord(a, b store.UsageRecord) bool {
 		return false
 	}
 	a.Time, b.Time = time.Time{}, time.Time{}
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 // oldSchema creates a database at the schema of the first upTo migrations,

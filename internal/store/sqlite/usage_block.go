@@ -17,29 +17,47 @@ import (
 // (docs/usage-records.md): SQLite's work per row (binding ~20 values,
 // inserting into four B-trees) was most of it.
 //
-// data is a version byte (blockVersion), then each record in the batch's
-// order:
+// data is a version byte (blockVersion, or blockVersionAttempts when a
+// record of the block has attempts), then each record in the batch's order:
 //
 //	request_id       uvarint length, bytes
 //	time             varint, Unix microseconds minus the previous record's (0 before the first)
 //	key_id, endpoint, model, provider, upstream_model, error_code:
 //	                 uvarint 0 when equal to the previous record's, else
 //	                 uvarint length+1, bytes (the previous of the first is "")
-//	flags            one byte: flagStream, flagEstimated, flagCharged
+//	flags            one byte: flagStream, flagEstimated, flagCharged,
+//	                 flagAttempts
 //	prompt, completion, cached, reasoning tokens, latency µs, ttft µs,
 //	status, cost     varints
 //	charge id, balance after
 //	                 varints, only with flagCharged
+//	attempts         only with flagAttempts (store.UsageRecord.Attempts not
+//	                 empty): uvarint count (at least 1), then per attempt
+//	                 provider (uvarint length, bytes), status (varint),
+//	                 error (uvarint length, bytes), duration µs (varint)
 //
 // The account is the row's account_id; a charged record's ledger entry is
 // (charge id, account, 'charge', -cost, balance after, request_id, time).
-const blockVersion = 1
+//
+// Both versions are read the same way; blockVersionAttempts only marks the
+// blocks that an earlier version, which knows no flagAttempts, must refuse
+// rather than misread. A block without attempts is written exactly as
+// before they existed.
+const (
+	blockVersion         = 1
+	blockVersionAttempts = 2
+)
+
+// minAttempt is the fewest bytes an encoded attempt takes: two empty
+// strings and two one-byte varints.
+const minAttempt = 4
 
 // Record flags.
 const (
 	flagStream = 1 << iota
 	flagEstimated
 	flagCharged
+	flagAttempts
 )
 
 // blockRecord is a record read from a block, with its charge (id 0: it
@@ -58,6 +76,7 @@ func blockStrings(r *store.UsageRecord) [6]*string {
 // appendBlock appends the encoding of the records recs[i], with their
 // charges charges[i], for i in idx, to dst.
 func appendBlock(dst []byte, recs []store.UsageRecord, charges []charge, idx []int) []byte {
+	version := len(dst)
 	dst = append(dst, blockVersion)
 	var prevTime int64
 	var prev [6]string
@@ -88,6 +107,10 @@ func appendBlock(dst []byte, recs []store.UsageRecord, charges []charge, idx []i
 		if c.id != 0 {
 			flags |= flagCharged
 		}
+		if len(r.Attempts) > 0 {
+			flags |= flagAttempts
+			dst[version] = blockVersionAttempts
+		}
 		dst = append(dst, flags)
 		for _, v := range [...]int64{r.PromptTokens, r.CompletionTokens, r.CachedTokens, r.ReasoningTokens,
 			r.Latency.Microseconds(), r.TTFT.Microseconds(), int64(r.Status), int64(r.Cost)} {
@@ -97,6 +120,24 @@ func appendBlock(dst []byte, recs []store.UsageRecord, charges []charge, idx []i
 			dst = binary.AppendVarint(dst, c.id)
 			dst = binary.AppendVarint(dst, int64(c.balanceAfter))
 		}
+		if len(r.Attempts) > 0 {
+			dst = appendAttempts(dst, r.Attempts)
+		}
+	}
+	return dst
+}
+
+// appendAttempts appends the attempts of a record with flagAttempts.
+func appendAttempts(dst []byte, as []store.Attempt) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(as)))
+	for i := range as {
+		a := &as[i]
+		dst = binary.AppendUvarint(dst, uint64(len(a.Provider)))
+		dst = append(dst, a.Provider...)
+		dst = binary.AppendVarint(dst, int64(a.Status))
+		dst = binary.AppendUvarint(dst, uint64(len(a.Error)))
+		dst = append(dst, a.Error...)
+		dst = binary.AppendVarint(dst, a.Duration.Microseconds())
 	}
 	return dst
 }
@@ -118,7 +159,7 @@ type blockReader struct {
 // newBlockReader reads data, the block of account.
 func newBlockReader(data []byte, account string) *blockReader {
 	r := &blockReader{data: data, account: account}
-	if len(data) == 0 || data[0] != blockVersion {
+	if len(data) == 0 || data[0] != blockVersion && data[0] != blockVersionAttempts {
 		r.err = fmt.Errorf("%w: version %v", errBadBlock, data[:min(1, len(data))])
 	} else {
 		r.off = 1
@@ -160,8 +201,51 @@ func (r *blockReader) next(rec *blockRecord) bool {
 		if flags[0]&flagCharged != 0 {
 			rec.charge = charge{id: r.varint(), balanceAfter: money.Micros(r.varint())}
 		}
+		if flags[0]&flagAttempts != 0 {
+			u.Attempts = r.attempts()
+		}
 	}
 	return r.err == nil
+}
+
+// attempts decodes a record's attempts (flagAttempts).
+func (r *blockReader) attempts() []store.Attempt {
+	n := r.attemptCount()
+	if n == 0 {
+		return nil
+	}
+	as := make([]store.Attempt, n)
+	for i := range as {
+		a := &as[i]
+		a.Provider = string(r.bytes())
+		a.Status = int(r.varint())
+		a.Error = string(r.bytes())
+		a.Duration = time.Duration(r.varint()) * time.Microsecond
+	}
+	return as
+}
+
+// skipAttempts passes over a record's attempts (flagAttempts).
+func (r *blockReader) skipAttempts() {
+	for range r.attemptCount() {
+		r.bytes()
+		r.varint()
+		r.bytes()
+		r.varint()
+	}
+}
+
+// attemptCount reads the count of a record's attempts: at least one, and
+// no more than the rest of the block can hold (0 after failing).
+func (r *blockReader) attemptCount() int {
+	n := r.uvarint()
+	if r.err == nil && (n == 0 || n > uint64((len(r.data)-r.off)/minAttempt)) {
+		r.fail()
+	}
+	if r.err != nil {
+		return 0
+	}
+	return int(n)
 }
 
 // skipToID decodes the next record's request id and time only, skipping
@@ -185,6 +269,9 @@ func (r *blockReader) skipToID() (id []byte, at int64, ok bool) {
 	if len(flags) == 1 && flags[0]&flagCharged != 0 {
 		r.varint()
 		r.varint()
+	}
+	if len(flags) == 1 && flags[0]&flagAttempts != 0 {
+		r.skipAttempts()
 	}
 	return id, r.prevTime, r.err == nil
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("AccountState", func(t *testing.T) { testAccountState(t, newStore) })
 	t.Run("KeyLastUsed", func(t *testing.T) { testKeyLastUsed(t, newStore) })
 	t.Run("UsageFilters", func(t *testing.T) { testUsageFilters(t, newStore) })
+	t.Run("UsageAttempts", func(t *testing.T) { testUsageAttempts(t, newStore) })
 	t.Run("UsageStats", func(t *testing.T) { testUsageStats(t, newStore) })
 	t.Run("UsageRollups", func(t *testing.T) { testUsageRollups(t, newStore) })
 	t.Run("LoginLinks", func(t *testing.T) { testLoginLinks(t, newStore) })
