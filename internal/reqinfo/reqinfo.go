@@ -46,7 +46,7 @@ type Info struct {
 	Limited Limited
 	// Attempts are the request's upstream tries, in order (AddAttempt).
 	Attempts   []Attempt
-	attemptBuf [2]Attempt // Attempts' first home: no allocation for one or two
+	attemptBuf [1]Attempt // Attempts' first home: no allocation for the one try of most requests
 }
 
 // Attempt is one upstream try.

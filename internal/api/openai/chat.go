@@ -62,8 +62,10 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
+	var u *upstream // the try in flight's call, ended when the request is over
+	defer func() { u.end() }()
 	for {
-		u := h.callUpstream(r, c)
+		u = h.callUpstream(r, c)
 		var (
 			res  *provider.ChatResponse
 			st   provider.ChatStream
@@ -76,7 +78,6 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil {
 			t.answered()
-			defer u.end()
 			if params.Stream {
 				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.delivered(), out: &out})
 				return
@@ -89,6 +90,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		owed := u.owed(err, false)
 		t.failed(err, u)
 		u.end()
+		u = nil
 		nd, nch, nerr := t.next(r)
 		if nerr != nil {
 			c.settleOwed(owed, c.promptCount, &out)

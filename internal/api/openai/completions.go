@@ -56,11 +56,13 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		n, _ := countPrompts(c.Tok, params.Prompt)
 		return provider.Usage{PromptTokens: n}
 	}
+	var u *upstream // the try in flight's call, ended when the request is over
+	defer func() { u.end() }()
 	for {
 		if c != nil {
 			req.MaxOutput = c.Price.MaxOutput
 		}
-		u := h.callUpstream(r, c)
+		u = h.callUpstream(r, c)
 		var (
 			res  *provider.ChatResponse
 			st   provider.CompletionStream
@@ -78,7 +80,6 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil {
 			t.answered()
-			defer u.end()
 			if params.Stream {
 				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
 				return
@@ -91,6 +92,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		owed := u.owed(err, false)
 		t.failed(err, u)
 		u.end()
+		u = nil
 		nd, nch, nerr := t.next(r)
 		if nerr != nil {
 			c.settleOwed(owed, count, &out)
