@@ -150,15 +150,18 @@ func (s *state) succeeded(latency time.Duration) {
 
 // failed counts a failure; the failures-th in a row, or a failed probe,
 // opens the circuit for cooldown.
-func (s *state) failed(h Health, now int64, probe bool) {
+// It reports whether this failure opened it.
+func (s *state) failed(h Health, now int64, probe bool) (opened bool) {
 	n := s.fails.Add(1)
 	if probe || (int(n) >= h.Failures && !s.open.Load()) {
 		cool(&s.until, now+int64(h.Cooldown))
 		if !s.open.Swap(true) || probe {
 			s.trips.Add(1)
+			opened = true
 		}
 		s.probing.Store(false)
 	}
+	return opened
 }
 
 // cool moves until (Unix ns) to at least t.
@@ -194,28 +197,39 @@ func (s *state) refuse(k int) bool {
 	}
 }
 
-// report applies one attempt's outcome. It returns whether the provider
-// has another live key the request may try.
-func (s *state) report(h Health, now int64, f provider.Failure, latency time.Duration, key int, probe bool) (otherKey bool) {
+// Event is what a try's report changed in its provider's health, for the
+// log.
+type Event struct {
+	KeyOut   bool // the vendor refused the key: it left rotation (another is left)
+	KeysBack bool // the vendor refused every key: all are back, and it is a failure
+	Opened   bool // the circuit opened
+	Closed   bool // the circuit closed (a probe succeeded)
+}
+
+// report applies one attempt's outcome.
+func (s *state) report(h Health, now int64, f provider.Failure, latency time.Duration, key int, probe bool) (e Event) {
 	switch f {
 	case provider.Answered:
+		e.Closed = s.open.Load()
 		s.succeeded(latency)
 	case provider.AuthFailed:
 		if s.refuse(key) {
 			if probe {
 				s.probing.Store(false)
 			}
-			return true
+			e.KeyOut = true
+			return e
 		}
-		s.failed(h, now, probe)
+		e.KeysBack = s.keys > 1
+		e.Opened = s.failed(h, now, probe)
 	case provider.ServerFailed, provider.Unreachable, provider.Broken:
-		s.failed(h, now, probe)
+		e.Opened = s.failed(h, now, probe)
 	default: // ClientFault, Limited, Gone: nothing about its health
 		if probe {
 			s.probing.Store(false)
 		}
 	}
-	return false
+	return e
 }
 
 // ProviderHealth is what the admin pages and metrics show of a provider.

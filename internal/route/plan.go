@@ -176,20 +176,25 @@ func (p *Plan) weighted(lo, hi int, now int64, total int) int {
 // provider.Classify), the upstream's Retry-After (0: none) and, for an
 // answer, its latency. It updates the provider's health; a vendor that
 // refused the key makes the next Next try the provider's next live key.
-func (p *Plan) Report(f provider.Failure, retryAfter, latency time.Duration) {
+// The Event says what changed, for the log.
+func (p *Plan) Report(f provider.Failure, retryAfter, latency time.Duration) Event {
 	if p.cur < 0 {
-		return
+		return Event{}
 	}
 	d := &p.deps[p.cur]
 	now := p.r.now().UnixNano()
 	if retryAfter > 0 && (f == provider.Limited || f == provider.ServerFailed) {
 		cool(d.limit, now+int64(min(retryAfter, p.r.health.MaxCooldown)))
 	}
-	if d.state.report(p.r.health, now, f, latency, p.key, p.probe) {
-		p.again = true
-	}
+	e := d.state.report(p.r.health, now, f, latency, p.key, p.probe)
+	p.again = e.KeyOut
 	p.probe = false
+	return e
 }
+
+// Key is the index of the key the last try used (in the provider's
+// api_keys order).
+func (p *Plan) Key() int { return p.key }
 
 // Release gives back the half-open probe of a try that was given but
 // never reported (the request failed in the gateway before its call, or

@@ -100,14 +100,18 @@ func TestCircuit(t *testing.T) {
 	if d, _, _ := other.Next(); d.Provider != "b" {
 		t.Fatalf("second request during the probe went to %s", d.Provider)
 	}
-	probe.Report(provider.ServerFailed, 0, 0)
+	if e := probe.Report(provider.ServerFailed, 0, 0); !e.Opened {
+		t.Fatalf("failed probe event %+v, want Opened", e)
+	}
 	if h := r.Health()[0]; h.Circuit != Open || h.Trips != 2 {
 		t.Fatalf("failed probe: %+v, want open again", h)
 	}
 	c.add(10 * time.Second)
 	probe = r.Plan("m", nil)
 	probe.Next()
-	probe.Report(provider.Answered, 0, time.Millisecond)
+	if e := probe.Report(provider.Answered, 0, time.Millisecond); !e.Closed {
+		t.Fatalf("good probe event %+v, want Closed", e)
+	}
 	if h := r.Health()[0]; h.Circuit != Closed || h.Failures != 0 {
 		t.Fatalf("good probe: %+v, want closed", h)
 	}
@@ -187,7 +191,9 @@ func TestKeyRotation(t *testing.T) {
 	r := New([]Deployment{d, dep("b", 1)}, Options{Now: c.now})
 	p := r.Plan("m", nil)
 	_, first, _ := p.Next()
-	p.Report(provider.AuthFailed, 0, 0)
+	if e := p.Report(provider.AuthFailed, 0, 0); !e.KeyOut || e.Opened {
+		t.Fatalf("event %+v, want KeyOut", e)
+	}
 	if !p.Again() {
 		t.Fatal("a refused key did not lead to the next key")
 	}
@@ -216,7 +222,9 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatal("the third key was not tried")
 	}
 	q.Next()
-	q.Report(provider.AuthFailed, 0, 0)
+	if e := q.Report(provider.AuthFailed, 0, 0); !e.KeysBack || e.KeyOut {
+		t.Fatalf("event %+v, want KeysBack", e)
+	}
 	if q.Again() {
 		t.Fatal("the last key's refusal led to another key")
 	}

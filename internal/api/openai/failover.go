@@ -125,7 +125,8 @@ func (t *tries) failed(err error, u *upstream) bool {
 	if f == provider.Unreachable && u.answered() {
 		f = provider.Broken // it was answering: not "before the first byte"
 	}
-	t.plan.Report(f, provider.RetryAfter(err), 0)
+	e := t.plan.Report(f, provider.RetryAfter(err), 0)
+	t.logEvent(e, err)
 	t.last, t.lastF, t.lastS = err, f, status
 	t.wait = !t.plan.Again()
 	t.add(status, err)
@@ -135,8 +136,28 @@ func (t *tries) failed(err error, u *upstream) bool {
 // answered records the try in flight as the one that answered.
 func (t *tries) answered() {
 	d := t.h.now().Sub(t.start)
-	t.plan.Report(provider.Answered, 0, d)
+	t.logEvent(t.plan.Report(provider.Answered, 0, d), nil)
 	t.add(http.StatusOK, nil)
+}
+
+// logEvent logs what a try changed in its provider's health.
+func (t *tries) logEvent(e route.Event, err error) {
+	p := t.info.Provider
+	switch {
+	case e.KeyOut:
+		t.h.log().Warn("the vendor refused an API key of the provider: it leaves rotation until the config is reloaded",
+			"provider", p, "key", t.plan.Key(), "request_id", t.info.ID, "err", attemptError(err))
+	case e.KeysBack:
+		t.h.log().Error("the vendor refused every API key of the provider: counted as a failure, the keys stay in rotation",
+			"provider", p, "request_id", t.info.ID, "err", attemptError(err))
+	}
+	if e.Opened {
+		t.h.log().Warn("circuit opened: the provider is skipped until its cooldown ends", "provider", p,
+			"request_id", t.info.ID, "err", attemptError(err))
+	}
+	if e.Closed {
+		t.h.log().Info("circuit closed: the provider answered its probe", "provider", p)
+	}
 }
 
 func (t *tries) add(status int, err error) {
