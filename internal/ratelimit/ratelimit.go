@@ -55,13 +55,43 @@ type Concurrency interface {
 // duration form rounded to the millisecond ("1s", "6m0s", "20ms"), "0s"
 // for nothing.
 func Duration(d time.Duration) string {
+	var buf [32]byte
+	return string(AppendDuration(buf[:0], d))
+}
+
+// AppendDuration appends Duration(d) to b, so that a caller can build
+// several header values into one string.
+func AppendDuration(b []byte, d time.Duration) []byte {
 	if d <= 0 {
-		return "0s"
+		return append(b, "0s"...)
 	}
 	if d < time.Second {
-		return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10) + "ms"
+		b = strconv.AppendInt(b, int64((d+time.Millisecond-1)/time.Millisecond), 10)
+		return append(b, "ms"...)
 	}
-	return d.Round(time.Millisecond).String()
+	// time.Duration.String's form (1h2m3.5s, 6m0s, 1.5s) at millisecond
+	// precision, without its allocation.
+	d = d.Round(time.Millisecond)
+	big := false
+	if h := d / time.Hour; h > 0 {
+		b = append(strconv.AppendInt(b, int64(h), 10), 'h')
+		d -= h * time.Hour
+		big = true
+	}
+	if m := d / time.Minute; m > 0 || big {
+		b = append(strconv.AppendInt(b, int64(m), 10), 'm')
+		d -= m * time.Minute
+	}
+	b = strconv.AppendInt(b, int64(d/time.Second), 10)
+	if ms := int64(d%time.Second) / int64(time.Millisecond); ms > 0 {
+		frac := [3]byte{byte('0' + ms/100), byte('0' + ms/10%10), byte('0' + ms%10)}
+		n := 3
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), frac[:n]...)
+	}
+	return append(b, 's')
 }
 
 // Seconds is d as a Retry-After header's whole seconds: rounded up, at

@@ -133,10 +133,16 @@ func (h *Handler) unlimit(info *reqinfo.Info, out *outcome) {
 	}
 }
 
-// limitHeaders sets one trio of x-ratelimit headers from r (their values
-// share one slice: one allocation, not three).
+// limitHeaders sets one trio of x-ratelimit headers from r: their values
+// are cut from one string and share one slice (two allocations, not six).
 func limitHeaders(hdr http.Header, limit, remaining, reset string, r ratelimit.Result) {
-	v := []string{strconv.FormatInt(r.Limit, 10), strconv.FormatInt(r.Remaining, 10), ratelimit.Duration(r.Reset)}
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], r.Limit, 10)
+	i := len(b)
+	b = strconv.AppendInt(b, r.Remaining, 10)
+	j := len(b)
+	s := string(ratelimit.AppendDuration(b, r.Reset))
+	v := []string{s[:i], s[i:j], s[j:]}
 	hdr[limit], hdr[remaining], hdr[reset] = v[0:1:1], v[1:2:2], v[2:3:3]
 }
 
