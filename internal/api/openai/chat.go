@@ -87,22 +87,16 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			h.answerJSON(w, r, info, c != nil, &out, res.Body)
 			return
 		}
-		owed := u.owed(err, false)
-		t.failed(err, u)
-		u.end()
+		nd, nch, owed, err := t.failover(r, err, u, c, c.promptCount, &out)
 		u = nil
-		nd, nch, nerr := t.next(r)
-		if nerr != nil {
-			c.settleOwed(owed, c.promptCount, &out)
-			h.fail(w, info, nerr)
+		if err != nil {
+			h.fail(w, info, err)
 			return
 		}
 		if owed != owesNothing || nd.PriceKey != d.PriceKey {
 			// The try owes its prompt, or the next deployment is priced
 			// otherwise: settle this charge and admit the request again.
-			c.settleOwed(owed, c.promptCount, &out)
-			out.carried += out.cost
-			out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+			c.carry(owed, c.promptCount, &out)
 			req.UpstreamModel = nd.Upstream
 			if c, err = h.admit(r.Context(), info, p, nd, req, params); err != nil {
 				h.fail(w, info, err)

@@ -89,21 +89,15 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 			h.answerJSON(w, r, info, c != nil, &out, res.Body)
 			return
 		}
-		owed := u.owed(err, false)
-		t.failed(err, u)
-		u.end()
+		nd, nch, owed, err := t.failover(r, err, u, c, count, &out)
 		u = nil
-		nd, nch, nerr := t.next(r)
-		if nerr != nil {
-			c.settleOwed(owed, count, &out)
-			h.fail(w, info, nerr)
+		if err != nil {
+			h.fail(w, info, err)
 			return
 		}
 		ncp, np := h.completer(params.Model, nd, nch)
 		if owed != owesNothing || nd.PriceKey != d.PriceKey || np != passthrough {
-			c.settleOwed(owed, count, &out) // see chat
-			out.carried += out.cost
-			out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+			c.carry(owed, count, &out) // see chat
 			if c, err = h.admitCompletion(r.Context(), info, p, params.Model, nd.Upstream, body, params, np); err != nil {
 				h.fail(w, info, err)
 				return

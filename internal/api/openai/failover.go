@@ -211,3 +211,28 @@ func (h *Handler) each(r *http.Request, t *tries, c *charge, d route.Deployment,
 		d, ch = nd, nch
 	}
 }
+
+// failover ends the failed try (err; u its call, ended here) and gives the
+// next deployment to try, with what the failed try owes. When the walk
+// ends there, it settles what the try owes on c (count is the gateway's
+// count of the prompt) and returns the error to answer with.
+func (t *tries) failover(r *http.Request, err error, u *upstream, c *charge, count func() provider.Usage,
+	out *outcome) (route.Deployment, provider.Chatter, owes, error) {
+	owed := u.owed(err, false)
+	t.failed(err, u)
+	u.end()
+	d, ch, err := t.next(r)
+	if err != nil {
+		c.settleOwed(owed, count, out)
+	}
+	return d, ch, owed, err
+}
+
+// carry settles what a failed try owes before the request is admitted
+// again for another deployment: its cost is carried into the request's
+// (outcome.carried), and the outcome is clear for the next try.
+func (c *charge) carry(o owes, count func() provider.Usage, out *outcome) {
+	c.settleOwed(o, count, out)
+	out.carried += out.cost
+	out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+}
