@@ -80,10 +80,7 @@ func TestCrashLosesNoCharge(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildModelgate(t, dir)
 	up := providertest.NewOpenAI(t)
 	cfg := crashConfig(t, dir, up.URL)
 	secret := strings.TrimSpace(runBin(t, bin, dir, "keys", "create", "--group", "default", "--account", "acme", "--config", cfg))

@@ -127,10 +127,7 @@ func TestFirstStartKeyJSONLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildModelgate(t, t.TempDir())
 	checkJSONLines := func(what string, lines []string) {
 		t.Helper()
 		for _, l := range lines {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,10 +33,7 @@ func TestServeHoldsIdleConnectionsWithinFileLimit(t *testing.T) {
 		t.Skip("no sh to set the file limit with")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildModelgate(t, dir)
 	cmd := exec.Command("sh", "-c", `ulimit -n 256 && exec "$0" serve --listen 127.0.0.1:0`, bin)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MODELGATE_CONFIG=")

@@ -68,10 +68,7 @@ func TestServeProcess(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildModelgate(t, dir)
 
 	cmd, stdout, _ := serveProcess(t, bin, dir)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -126,4 +123,14 @@ func TestServeProcess(t *testing.T) {
 			t.Errorf("record %+v", r)
 		}
 	}
+}
+
+// buildModelgate builds the binary into dir for a test that runs it.
+func buildModelgate(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "modelgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

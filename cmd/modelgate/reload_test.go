@@ -21,10 +21,7 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildModelgate(t, dir)
 	cfg := filepath.Join(dir, "modelgate.yaml")
 	head := "listen: 127.0.0.1:0\ndatabase: sqlite:" + filepath.Join(dir, "mg.db") + "\nlog: {format: json}\n"
 	write := func(providers string) {

@@ -93,15 +93,9 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 	t.Run("UsageChargesOnce", func(t *testing.T) {
 		s := newStore(t)
-		a := newAccount(t, "acme", at(0))
+		a := fundedAccount(t, s, "acme")
 		k := newKey(t, a, "mg-ledg", at(0))
-		if err := s.CreateAccount(ctx(t), a); err != nil {
-			t.Fatal(err)
-		}
 		if err := s.CreateKey(ctx(t), k); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
 			t.Fatal(err)
 		}
 		rec := func(id string, cost money.Micros) store.UsageRecord {

@@ -14,15 +14,9 @@ import (
 // it keeps. Durations are whole microseconds, as Latency's are.
 func testUsageAttempts(t *testing.T, newStore func(t *testing.T) store.Store) {
 	s := newStore(t)
-	a := newAccount(t, "tries", at(0))
+	a := fundedAccount(t, s, "tries")
 	k := newKey(t, a, "mg-tries", at(0))
-	if err := s.CreateAccount(ctx(t), a); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.CreateKey(ctx(t), k); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Post(ctx(t), store.LedgerEntry{AccountID: a.ID, Kind: store.KindTopUp, Amount: money.Unit, Time: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	rec := func(id string, d time.Duration) store.UsageRecord {
