@@ -26,8 +26,13 @@ type Call struct {
 // whether the vendor has the request (RequestSent), the exchange reports it.
 func StartCall(ctx context.Context, total, idle time.Duration) *Call {
 	first := idle
-	if s, ok := sentIn(ctx); ok && s.FirstByte > 0 {
-		first = s.FirstByte
+	if s, ok := sentIn(ctx); ok {
+		if s.FirstByte > 0 {
+			first = s.FirstByte
+		}
+		if !s.Until.IsZero() {
+			first = max(min(first, time.Until(s.Until)), time.Millisecond)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(traced(ctx))
 	k := &Call{Ctx: ctx, cancel: cancel, d: idle}

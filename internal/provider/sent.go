@@ -24,9 +24,13 @@ type RequestSent struct {
 	// exchange's answer instead of the adapter's idle timeout (a model
 	// slower or faster to start than its provider's others).
 	FirstByte time.Duration
-	trace     httptrace.ClientTrace
-	sent      atomic.Bool
-	answered  atomic.Bool
+	// Until, when set, is when the request stops waiting for a first
+	// byte whatever the timeouts say (routing.deadline: the whole request
+	// before its first byte, retries included).
+	Until    time.Time
+	trace    httptrace.ClientTrace
+	sent     atomic.Bool
+	answered atomic.Bool
 }
 
 // sentKey finds the RequestSent in a context.

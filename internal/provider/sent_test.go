@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,5 +89,38 @@ func TestVendorFailed(t *testing.T) {
 		if got := VendorFailed(tc.err); got != tc.want {
 			t.Errorf("%s: VendorFailed = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFirstByteBounds: a RequestSent's FirstByte replaces the adapter's
+// idle timeout for the wait for the first bytes, and Until cuts it short.
+func TestFirstByteBounds(t *testing.T) {
+	cases := []struct {
+		name  string
+		first time.Duration
+		until time.Duration // from now; 0: none
+	}{
+		{"first byte", 20 * time.Millisecond, 0},
+		{"deadline", time.Hour, 20 * time.Millisecond},
+		{"deadline passed", 0, -time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s RequestSent
+			s.FirstByte = c.first
+			if c.until != 0 {
+				s.Until = time.Now().Add(c.until)
+			}
+			k := StartCall(s.Track(context.Background()), time.Hour, time.Hour)
+			defer k.Release()
+			select {
+			case <-k.Ctx.Done():
+				if !errors.Is(context.Cause(k.Ctx), ErrIdleTimeout) {
+					t.Fatalf("cause %v, want the idle timeout", context.Cause(k.Ctx))
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first-byte bound never fired (the hour-long idle timeout applied)")
+			}
+		})
 	}
 }

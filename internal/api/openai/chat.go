@@ -65,7 +65,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	var u *upstream // the try in flight's call, ended when the request is over
 	defer func() { u.end() }()
 	for {
-		u = h.callUpstream(r, c)
+		u = t.call(r, c)
 		var (
 			res  *provider.ChatResponse
 			st   provider.ChatStream

@@ -62,7 +62,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		if c != nil {
 			req.MaxOutput = c.Price.MaxOutput
 		}
-		u = h.callUpstream(r, c)
+		u = t.call(r, c)
 		var (
 			res  *provider.ChatResponse
 			st   provider.CompletionStream

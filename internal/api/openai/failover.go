@@ -29,6 +29,9 @@ type tries struct {
 	// wait is false when the next try needs no backoff (another key of
 	// the same provider, after the vendor refused one).
 	wait bool
+	// until is when no try may still wait for a first byte: the retry
+	// deadline, on the wall clock (set by the first next).
+	until time.Time
 }
 
 // newTries starts the walk over the deployments of model that can serve
@@ -59,6 +62,9 @@ func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error
 			}
 		}
 	}
+	if n == 0 {
+		t.until = time.Now().Add(pol.Deadline)
+	}
 	d, ch, ok := t.plan.Next()
 	if !ok {
 		if n == 0 {
@@ -69,6 +75,17 @@ func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error
 	t.info.Provider, t.info.Upstream = d.Provider, d.Upstream
 	t.start = t.h.now()
 	return d, ch, nil
+}
+
+// call prepares the call of the try next gave: h.callUpstream, bounded by
+// the deadline of the request's tries (a free model's, unbilled, only by
+// its provider's timeouts).
+func (t *tries) call(r *http.Request, c *charge) *upstream {
+	u := t.h.callUpstream(r, c)
+	if u != nil {
+		u.sent.Until = t.until
+	}
+	return u
 }
 
 // sleep waits d, or until the client leaves (its 499).
@@ -194,7 +211,7 @@ func (h *Handler) each(r *http.Request, t *tries, c *charge, d route.Deployment,
 	call func(u *upstream, d route.Deployment, ch provider.Chatter) error) (*upstream, route.Deployment, error) {
 	t.plan.SamePrice(d)
 	for {
-		u := h.callUpstream(r, c)
+		u := t.call(r, c)
 		err := call(u, d, ch)
 		if err == nil {
 			t.answered()

@@ -25,8 +25,10 @@ var errDrainBound = errors.New("drain_timeout passed after the client left")
 // Reasoning), the drain: the call is not cancelled when the client leaves
 // but read on without forwarding, until the vendor's usage arrives or
 // Handler.DrainTimeout has passed since the client left, and the server's
-// shutdown bounds it as any request (see streamend.go). A nil *upstream (no
-// billing, a free model) runs under the request's own context.
+// shutdown bounds it as any request (see streamend.go). It also bounds the
+// wait for the answer's first byte (Handler.FirstByte; tries.call adds the
+// deadline of a request's tries). A nil *upstream (no billing, a free model
+// without a first-byte timeout) runs under the request's own context.
 type upstream struct {
 	sent provider.RequestSent // the adapter's context
 
@@ -49,7 +51,7 @@ func (h *Handler) callUpstream(r *http.Request, c *charge) *upstream {
 		first = h.FirstByte(reqinfo.From(r.Context()).Model)
 	}
 	if (c == nil || c.Free()) && first == 0 {
-		return nil // nothing to charge, so nothing to learn
+		return nil // nothing to charge, so nothing to learn (and no first-byte bound beyond the adapter's)
 	}
 	u := &upstream{}
 	u.sent.FirstByte = first
