@@ -22,6 +22,10 @@ type outcome struct {
 	carried money.Micros
 }
 
+// charged is what the request costs in all: its answer's charge and what
+// the tries before it owed. The usage record and X-Modelgate-Cost show it.
+func (o *outcome) charged() money.Micros { return o.cost + o.carried }
+
 // costHeader carries the charged cost, in currency units, on every
 // response (a trailer on streams, whose cost is known only at the end).
 const costHeader = "X-Modelgate-Cost"
@@ -225,14 +229,14 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 			return // nobody to tell
 		}
 		if b.c != nil {
-			hdr.Set(costHeader, out.cost.String())
+			hdr.Set(costHeader, out.charged().String())
 		}
 		_ = sw.Data(e.JSON())
 		_ = sw.End()
 		return
 	}
 	if b.c != nil {
-		hdr.Set(costHeader, out.cost.String())
+		hdr.Set(costHeader, out.charged().String())
 	}
 	if end.werr == nil {
 		_ = sw.Done()

@@ -46,7 +46,7 @@ func (h *Handler) pickFor(r *http.Request, info *reqinfo.Info, p gate.Principal,
 // writeJSON answers 200 with body and the cost header (when billing is on).
 func (h *Handler) writeJSON(w http.ResponseWriter, info *reqinfo.Info, billed bool, out *outcome, body []byte) {
 	if billed {
-		w.Header().Set(costHeader, out.cost.String())
+		w.Header().Set(costHeader, out.charged().String())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -37,7 +37,7 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	cost := out.cost + out.carried
+	cost := out.charged()
 	refused := info.AccountID != "" && refusal(info, status, out)
 	if h.Metrics != nil {
 		m := telemetry.Request{Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, Status: status,

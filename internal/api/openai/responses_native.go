@@ -335,14 +335,14 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 			return
 		}
 		if c != nil {
-			w.Header().Set(costHeader, out.cost.String())
+			w.Header().Set(costHeader, out.charged().String())
 		}
 		_ = sw.Event("error", errorEvent(e, seq+1))
 		_ = sw.End()
 		return
 	}
 	if c != nil {
-		w.Header().Set(costHeader, out.cost.String())
+		w.Header().Set(costHeader, out.charged().String())
 	}
 	if end.werr == nil {
 		_ = sw.End() // with the response's end; see sse.Writer.End

@@ -115,7 +115,7 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		return
 	}
 	if c != nil {
-		w.Header().Set(costHeader, out.cost.String())
+		w.Header().Set(costHeader, out.charged().String())
 	}
 	if upstreamErr != nil {
 		e := streamFailed(info, upstreamErr)

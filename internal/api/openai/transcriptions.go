@@ -102,7 +102,7 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	out.cost = c.settleCost(cost)
 	hdr := w.Header()
 	if c != nil {
-		hdr.Set(costHeader, out.cost.String())
+		hdr.Set(costHeader, out.charged().String())
 	}
 	hdr.Set("Content-Type", res.ContentType)
 	w.WriteHeader(http.StatusOK)
