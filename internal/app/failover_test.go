@@ -33,7 +33,7 @@ func failsOver(f fault) []script { return []script{always(f), always(answers)} }
 // faultCase is one row of TestFailoverFaults.
 type faultCase struct {
 	name      string
-	up        []script // the vendors' scripts, in the order tried
+	up        []script // the vendors' scripts, in the order tried; nil: a closed port
 	stream    bool
 	firstByte bool // the model's first_byte_timeout is 200ms
 	// The client's outcome: 0 for a clean answer from the last vendor
@@ -58,6 +58,10 @@ var faultCases = []faultCase{
 	{name: "529", up: failsOver(failing(529)), hits: []int{1, 1}, attempts: []string{"a 529 upstream_unavailable", "b 200"}, charged: chargeAnswer},
 	{name: "429", up: failsOver(limited("")), hits: []int{1, 1}, attempts: []string{"a 429 rate_limit_exceeded", "b 200"}, charged: chargeAnswer},
 	{name: "401", up: failsOver(failing(401)), stream: true, hits: []int{1, 1}, attempts: []string{"a 401 upstream_auth_failed", "b 200"}, charged: chargeAnswer},
+	{name: "error in a 200 body", up: failsOver(fault{kind: fErrorBody}), hits: []int{1, 1},
+		attempts: []string{"a 502 upstream_error", "b 200"}, charged: chargeAnswer},
+	{name: "connection refused", up: []script{nil, always(answers)}, hits: []int{0, 1},
+		attempts: []string{"a 0 upstream_unavailable", "b 200"}, charged: chargeAnswer},
 	// Retried on b, but a had the request: its prompt is owed as well.
 	{name: "connection reset", up: failsOver(fault{kind: fReset}), hits: []int{1, 1}, attempts: []string{"a 0 upstream_error", "b 200"}, charged: chargeBoth},
 	{name: "connection reset stream", up: failsOver(fault{kind: fReset}), stream: true, hits: []int{1, 1},
@@ -118,7 +122,11 @@ func TestFailoverFaults(t *testing.T) {
 	for i, tc := range faultCases {
 		model := fmt.Sprintf("m%d", i)
 		for j, s := range tc.up {
-			vendors[i] = append(vendors[i], newFaultVendor(t, fmt.Sprintf("%c.%d", 'a'+j, i), s))
+			v := newFaultVendor(t, fmt.Sprintf("%c.%d", 'a'+j, i), s)
+			if s == nil {
+				v.Close() // its port refuses connections
+			}
+			vendors[i] = append(vendors[i], v)
 		}
 		deploy(cfg, model, vendors[i]...)
 		if tc.firstByte {

@@ -102,7 +102,11 @@ func TestFaultCancelReachesUpstream(t *testing.T) {
 	if len(recs) != len(gaps) {
 		t.Fatalf("%d usage records, want %d", len(recs), len(gaps))
 	}
+	prompt := promptEstimate(t, faultModel)
 	for _, r := range recs {
+		if r.Cost != prompt {
+			t.Errorf("charged %s, want the prompt the vendor had (%s)", r.Cost, prompt)
+		}
 		if got := tried(r); r.Status != 499 || !slices.Equal(got, []string{"a 0 client_closed_request"}) {
 			t.Errorf("record: status %d, attempts %q; want 499, a's try ended by the client", r.Status, got)
 		}

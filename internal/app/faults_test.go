@@ -42,6 +42,7 @@ const (
 	fTruncated                  // 200 JSON cut in the middle
 	fEmpty                      // 200 with an empty body
 	fHTML                       // 200 with an HTML page (a captive portal, a proxy's error page)
+	fErrorBody                  // 200 whose JSON body is an OpenAI error object
 )
 
 // fault is one scripted answer.
@@ -199,6 +200,10 @@ func (v *faultVendor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
+		return
+	case fErrorBody:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"error":{"message":"the model is overloaded","type":"server_error","code":null}}`)
 		return
 	case fHTML:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
