@@ -226,6 +226,10 @@ func TestLoadProblems(t *testing.T) {
 		{file: "apikey_unset.yaml", want: []want{{5, false, "environment variable MISSING_KEY is not set"}}},
 		{file: "apikey_literal.yaml", want: []want{{5, true, "secrets should come from the environment"}}},
 		{file: "apikey_empty.yaml", want: []want{{2, true, `provider "ollama": api_key is empty`}}},
+		{file: "apikeys.yaml", want: []want{ // "rotated" has keys: no warning that it has none
+			{11, false, `provider "both": give api_key or api_keys, not both`},
+			{16, false, `provider "repeated": api_keys[1] repeats an earlier key`},
+		}},
 
 		// Groups.
 		{file: "group_bad_name.yaml", want: []want{{4, false, `group "Basic": name must match [a-z0-9][a-z0-9_-]*`}}},

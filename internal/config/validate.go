@@ -212,7 +212,7 @@ func (v *validator) providerKind(p *Provider, kind providerKind, label, base str
 	switch {
 	case kind.apiKey == forbidden && p.APIKey != "":
 		v.errorf(at("api_key"), "%s: type %s does not use api_key; remove it", label, p.Type)
-	case p.APIKey == "" && kind.warnNoKey:
+	case p.APIKey == "" && len(p.APIKeys) == 0 && kind.warnNoKey:
 		v.warnf(at("api_key"), "%s: api_key is empty, so requests go upstream without credentials (fine for local servers like Ollama or vLLM)", label)
 	case p.APIKey != "" && v.c.given(base+"api_key") && !v.c.fromEnv(base+"api_key"):
 		v.warnf(at("api_key"), "%s: api_key is written literally in the file; secrets should come from the environment (api_key: ${VAR})", label)
