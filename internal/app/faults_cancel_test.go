@@ -56,8 +56,7 @@ func TestFailoverClientLeavesDuringBackoff(t *testing.T) {
 // works on its request cancels the upstream request: the vendor's own
 // request context ends. The gap between the client's cancel and the
 // vendor seeing it is logged; it is asserted only loosely (< 1s), as test
-// machines are noisy (docs/benchmark.md has the figure measured on the
-// benchmark VM).
+// machines are noisy: the target of 100ms is the benchmark's to measure.
 func TestFaultCancelReachesUpstream(t *testing.T) {
 	a, b := newFaultVendor(t, "a", always(fault{kind: fHang})), newFaultVendor(t, "b", always(answers))
 	g := startFaults(t, []*faultVendor{a, b})
@@ -95,7 +94,7 @@ func TestFaultCancelReachesUpstream(t *testing.T) {
 	t.Logf("client cancel → vendor's request context done: %v", gaps)
 	for _, gap := range gaps {
 		if gap >= time.Second {
-			t.Errorf("gap %v, want under 1s (100ms on the benchmark VM)", gap)
+			t.Errorf("gap %v, want under 1s", gap)
 		}
 	}
 	recs := g.usage()
