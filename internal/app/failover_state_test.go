@@ -187,3 +187,27 @@ func TestCircuitOpensAndProbes(t *testing.T) {
 		`modelgate_circuit_opened_total{provider="c"}`: 2,
 	})
 }
+
+// TestCircuitCountsBrokenStreams: a stream the vendor breaks off after its
+// first chunk is not retried (the client had bytes), but it is the
+// provider's failure: a vendor whose streams always break trips its
+// circuit, and the next stream goes to the other provider whole.
+func TestCircuitCountsBrokenStreams(t *testing.T) {
+	e, f := newFaultVendor(t, "e", always(fault{kind: fCut})), newFaultVendor(t, "f", always(answers))
+	cfg := faultConfig(t)
+	deploy(cfg, "cuts", e, f)
+	cfg.Circuit = config.Circuit{Failures: 2, Cooldown: config.Duration(time.Minute)}
+	g := serveFaults(t, cfg)
+	for i := range 2 {
+		if _, _, chunks, err := ask(g, "cuts", true); err == nil || chunks == 0 {
+			t.Fatalf("stream %d: %d chunks, err %v; want chunks then an error event", i, chunks, err)
+		}
+	}
+	content, _, _, err := ask(g, "cuts", true)
+	if err != nil || content != f.answer() {
+		t.Fatalf("after two broken streams: %q, %v; want f's whole answer", content, err)
+	}
+	if e.hits() != 2 || f.hits() != 1 {
+		t.Errorf("hits e %d, f %d; want 2, 1 (e's circuit open)", e.hits(), f.hits())
+	}
+}

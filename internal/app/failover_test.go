@@ -85,13 +85,13 @@ var faultCases = []faultCase{
 	// An answer that cannot be read: the vendor may have done the work,
 	// so it is not retried, and the prompt is charged.
 	{name: "200 empty body", up: failsOver(fault{kind: fEmpty}), status: 502, code: "bad_upstream_response", hits: []int{1, 0},
-		attempts: []string{"a 0 bad_upstream_response"}, charged: chargePrompt},
+		attempts: []string{"a 200 bad_upstream_response"}, charged: chargePrompt},
 	{name: "200 html", up: failsOver(fault{kind: fHTML}), status: 502, code: "bad_upstream_response", hits: []int{1, 0},
-		attempts: []string{"a 0 bad_upstream_response"}, charged: chargePrompt},
+		attempts: []string{"a 200 bad_upstream_response"}, charged: chargePrompt},
 	{name: "truncated json", up: failsOver(fault{kind: fTruncated}), status: 502, code: "bad_upstream_response", hits: []int{1, 0},
-		attempts: []string{"a 0 bad_upstream_response"}, charged: chargePrompt},
+		attempts: []string{"a 200 bad_upstream_response"}, charged: chargePrompt},
 	{name: "malformed sse", up: failsOver(fault{kind: fBadSSE}), stream: true, status: 502, code: "bad_upstream_response", hits: []int{1, 0},
-		attempts: []string{"a 0 bad_upstream_response"}, charged: chargePrompt},
+		attempts: []string{"a 200 bad_upstream_response"}, charged: chargePrompt},
 	// Bytes went to the client: an error event ends the stream, never retried.
 	{name: "stream stalls", up: failsOver(fault{kind: fStall}), stream: true, code: "upstream_timeout", event: true, hits: []int{1, 0},
 		attempts: []string{"a 200"}, charged: chargePrompt},

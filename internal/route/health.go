@@ -106,7 +106,7 @@ func (s *state) key() int {
 		return 0
 	}
 	dead := s.dead.Load()
-	n := int(s.next.Add(1))
+	n := int(s.next.Add(1)) - 1 // the first request takes key 0
 	for i := range s.keys {
 		k := (n + i) % s.keys
 		if dead&(1<<k) == 0 {

@@ -81,11 +81,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			res, err = ch.Chat(u.ctx(r), req)
 		}
 		if err == nil {
-			t.answered()
 			if params.Stream {
-				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.delivered(), out: &out})
+				t.opened()
+				upErr, done := h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.delivered(), out: &out})
+				t.streamEnded(upErr, done)
 				return
 			}
+			t.answered()
 			out.usage = res.Usage
 			out.cost = c.settle(&out.usage, c.answerTokens(res.Body), &out)
 			h.answerJSON(w, r, info, c != nil, &out, res.Body)
@@ -176,7 +178,10 @@ func (b streamBill) charge(st usageStream, upErr error) {
 // relay sends the chunks of st to the client as they arrive (chat and
 // legacy completions share it) and charges the stream by the rules in
 // streamend.go.
-func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, st provider.ChatStream, more bool, b streamBill) {
+// It returns how the upstream's stream ended (upErr, nil for a clean end)
+// and whether the client was done with it by then, for the provider's
+// health (tries.streamEnded).
+func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, st provider.ChatStream, more bool, b streamBill) (upErr error, done bool) {
 	out := b.out
 	defer st.Close()
 	hdr := w.Header()
@@ -214,7 +219,7 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 	}
 	end.stop(r, b.up) // a drained call's client may have left while its end came
 	end.drain(b.up, st, nil)
-	upErr := st.Err()
+	upErr, done = st.Err(), end.complete || end.clientEnded()
 	b.charge(st, upErr)
 	switch {
 	case end.complete:
@@ -222,18 +227,18 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 		// came after (it hung up, the upstream's end failed), it is done.
 	case end.clientEnded():
 		end.note(r, info)
-		return
+		return upErr, done
 	case upErr != nil:
 		e := streamFailed(info, upErr)
 		if e.Status == apierr.StatusClientClosed {
-			return // nobody to tell
+			return upErr, done // nobody to tell
 		}
 		if b.c != nil {
 			hdr.Set(costHeader, out.charged().String())
 		}
 		_ = sw.Data(e.JSON())
 		_ = sw.End()
-		return
+		return upErr, done
 	}
 	if b.c != nil {
 		hdr.Set(costHeader, out.charged().String())
@@ -242,4 +247,5 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, info *reqinfo.In
 		_ = sw.Done()
 		_ = sw.End() // with the response's end; see sse.Writer.End
 	}
+	return upErr, done
 }

@@ -79,11 +79,13 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 			res, err = cp.Complete(u.ctx(r), req)
 		}
 		if err == nil {
-			t.answered()
 			if params.Stream {
-				h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
+				t.opened()
+				upErr, done := h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
+				t.streamEnded(upErr, done)
 				return
 			}
+			t.answered()
 			out.usage = res.Usage
 			out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
 			h.answerJSON(w, r, info, c != nil, &out, res.Body)

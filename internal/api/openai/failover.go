@@ -32,6 +32,10 @@ type tries struct {
 	// until is when no try may still wait for a first byte: the retry
 	// deadline, on the wall clock (set by the first next).
 	until time.Time
+	// streaming: the try that answered is a stream whose end is not yet
+	// reported to its provider's health (opened); firstChunk its latency.
+	streaming  bool
+	firstChunk time.Duration
 }
 
 // newTries starts the walk over the deployments of model that can serve
@@ -142,6 +146,9 @@ func (t *tries) failed(err error, u *upstream) bool {
 	if f == provider.Unreachable && u.answered() {
 		f = provider.Broken // it was answering: not "before the first byte"
 	}
+	if f == provider.Broken && status == 0 && u.answered() {
+		status = http.StatusOK // an answer came that could not be read (the vendor's errors have their status)
+	}
 	e := t.plan.Report(f, provider.RetryAfter(err), 0)
 	t.logEvent(e, err)
 	t.last, t.lastF, t.lastS = err, f, status
@@ -155,6 +162,36 @@ func (t *tries) answered() {
 	d := t.h.now().Sub(t.start)
 	t.logEvent(t.plan.Report(provider.Answered, 0, d), nil)
 	t.add(http.StatusOK, nil)
+}
+
+// opened records the try in flight as the one that answered with a
+// stream, whose first chunk came; its provider's health hears of it when
+// the stream ends (streamEnded), so a vendor whose streams break off
+// counts toward its circuit.
+func (t *tries) opened() {
+	t.firstChunk = t.h.now().Sub(t.start)
+	t.streaming = true
+	t.add(http.StatusOK, nil)
+}
+
+// streamEnded reports how the stream of an opened try ended: upErr is the
+// upstream's error (nil: a clean end); a stream whose client had what it
+// needed, or left, is the provider's success whatever came after.
+func (t *tries) streamEnded(upErr error, done bool) {
+	if t == nil || !t.streaming {
+		return
+	}
+	t.streaming = false
+	f := provider.Answered
+	if upErr != nil && !done {
+		if f, _ = provider.Classify(upErr); f != provider.Gone {
+			f = provider.Broken // it had answered: a failure, not retried
+		}
+	}
+	if f == provider.Gone {
+		f = provider.Answered
+	}
+	t.logEvent(t.plan.Report(f, 0, t.firstChunk), upErr)
 }
 
 // logEvent logs what a try changed in its provider's health.
