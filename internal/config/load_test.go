@@ -229,6 +229,7 @@ func TestLoadProblems(t *testing.T) {
 		{file: "apikeys.yaml", want: []want{ // "rotated" has keys: no warning that it has none
 			{11, false, `provider "both": give api_key or api_keys, not both`},
 			{16, false, `provider "repeated": api_keys[1] repeats an earlier key`},
+			{21, true, `provider "literal": api_keys[1] is written literally in the file`},
 		}},
 
 		// Groups.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -82,7 +83,7 @@ func (v *validator) routing() {
 }
 
 // apiKeys checks a provider's api_keys list.
-func (v *validator) apiKeys(p *Provider, kind providerKind, label string, at func(string) int) {
+func (v *validator) apiKeys(p *Provider, kind providerKind, label, base string, at func(string) int) {
 	if len(p.APIKeys) == 0 {
 		if p.APIKeys != nil {
 			v.errorf(at("api_keys"), "%s: api_keys is empty; list at least one key, or use api_key", label)
@@ -106,6 +107,8 @@ func (v *validator) apiKeys(p *Provider, kind providerKind, label string, at fun
 			v.errorf(at("api_keys"), "%s: api_keys[%d] contains a line break or NUL", label, i) // never the value itself
 		case seen[k]:
 			v.errorf(at("api_keys"), "%s: api_keys[%d] repeats an earlier key", label, i)
+		case v.c.given(base+"api_keys") && !v.c.fromEnv(base+"api_keys."+strconv.Itoa(i)):
+			v.warnf(at("api_keys"), "%s: api_keys[%d] is written literally in the file; secrets should come from the environment (${VAR})", label, i)
 		}
 		seen[k] = true
 	}

@@ -218,7 +218,7 @@ func (v *validator) providerKind(p *Provider, kind providerKind, label, base str
 		v.warnf(at("api_key"), "%s: api_key is written literally in the file; secrets should come from the environment (api_key: ${VAR})", label)
 	}
 
-	v.apiKeys(p, kind, label, at)
+	v.apiKeys(p, kind, label, base, at)
 	if kind.models == required && len(p.Models) == 0 {
 		v.errorf(at("models"), "%s: type %s needs at least one model under models:", label, p.Type)
 	}
