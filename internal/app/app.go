@@ -182,7 +182,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	if cfg.Telemetry.Enabled() {
 		tr, err := telemetry.NewTracer(ctx, telemetry.TraceOptions{Endpoint: cfg.Telemetry.OTLPEndpoint,
-			ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: o.Version, Logger: o.Logger})
+			ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: o.Version, Logger: o.Logger,
+			SampleRatio: cfg.Telemetry.Ratio()})
 		if err != nil {
 			_ = a.Close()
 			return nil, fmt.Errorf("telemetry: %w", err)

@@ -17,6 +17,18 @@ type Telemetry struct {
 	// ServiceName is the spans' service.name (default "modelgate"), to tell
 	// gateways apart in one tracing backend.
 	ServiceName string `yaml:"service_name"`
+	// SampleRatio is the share of requests traced when the client sent no
+	// traceparent (default 1: all); a client's sampled traceparent is
+	// always followed.
+	SampleRatio *float64 `yaml:"sample_ratio"`
+}
+
+// Ratio is the sample ratio, 1 when unset.
+func (t *Telemetry) Ratio() float64 {
+	if t == nil || t.SampleRatio == nil {
+		return 1
+	}
+	return *t.SampleRatio
 }
 
 // Enabled reports whether traces are to be sent; t may be nil.
@@ -46,6 +58,9 @@ func (v *validator) telemetrySettings() {
 	}
 	if _, err := telemetry.TracesURL(t.OTLPEndpoint); err != nil {
 		v.errorf(c.line("telemetry.otlp_endpoint", section), "telemetry.otlp_endpoint: %s", strings.TrimPrefix(err.Error(), "telemetry: "))
+	}
+	if r := t.SampleRatio; r != nil && (*r <= 0 || *r > 1) {
+		v.errorf(c.line("telemetry.sample_ratio", section), "telemetry.sample_ratio must be above 0 and at most 1 (0.05 traces one request in 20), got %g", *r)
 	}
 	if strings.TrimSpace(t.ServiceName) == "" {
 		v.errorf(c.line("telemetry.service_name", section), "telemetry.service_name is empty; leave it out for %q", telemetry.DefaultServiceName)

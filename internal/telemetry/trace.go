@@ -70,6 +70,12 @@ type TraceOptions struct {
 	ServiceName, ServiceVersion string
 	// Timeout bounds one export (one POST, retries included); default 10s.
 	Timeout time.Duration
+	// SampleRatio is the share of requests traced (above 0, at most 1)
+	// among those whose client sent no traceparent (a sampled one is
+	// always followed, an unsampled one never); 0 (the zero value) traces
+	// all. Tracing costs each traced request some 10 µs of CPU
+	// (docs/benchmark.md).
+	SampleRatio float64
 	// Logger gets a WARN line when exports start failing and an INFO line
 	// when they work again (nil: slog.Default()). Spans that cannot be
 	// exported are dropped, never held up for.
@@ -152,6 +158,15 @@ func NewTracer(ctx context.Context, o TraceOptions) (*Tracer, error) {
 	return newTracer(&loggingExporter{SpanExporter: exp, log: o.Logger, endpoint: endpoint}, o), nil
 }
 
+// sampler decides for a request without a parent: that share of trace
+// ids, or all of them for a ratio of 0 (unset) or from 1 up.
+func sampler(ratio float64) sdktrace.Sampler {
+	if ratio <= 0 || ratio >= 1 {
+		return sdktrace.AlwaysSample()
+	}
+	return sdktrace.TraceIDRatioBased(ratio)
+}
+
 // newTracer is a Tracer exporting through exp with o's service and timeout.
 func newTracer(exp sdktrace.SpanExporter, o TraceOptions) *Tracer {
 	res := []attribute.KeyValue{semconv.ServiceName(o.ServiceName)}
@@ -162,7 +177,7 @@ func newTracer(exp sdktrace.SpanExporter, o TraceOptions) *Tracer {
 	limits.AttributeValueLengthLimit = maxAttrLen
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL, res...)),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
+		sdktrace.WithSampler(sdktrace.ParentBased(sampler(o.SampleRatio))),
 		sdktrace.WithRawSpanLimits(limits),
 		sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(o.Timeout)),
 	)
@@ -222,6 +237,14 @@ func (t *Tracer) Record(s *Span) {
 		ctx = propagation.TraceContext{}.Extract(ctx, traceParent(s.TraceParent))
 	}
 	op := operation(s.Endpoint)
+	// The attributes are set after Start rather than passed to it: the
+	// sampler needs none, Start would copy them once more, and a request
+	// not sampled needs none made.
+	ctx, req := t.tracer.Start(ctx, spanName(op, s.Endpoint, s.Model),
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
+	if !req.IsRecording() {
+		return // not sampled (sample_ratio, or the client's traceparent said so)
+	}
 	bufp := t.attrs.Get().(*[]attribute.KeyValue)
 	defer t.attrs.Put(bufp)
 	attrs := append((*bufp)[:0],
@@ -238,14 +261,6 @@ func (t *Tracer) Record(s *Span) {
 	}
 	errType := errorType(s.ErrCode, s.Status)
 	attrs = appendNonEmpty(attrs, semconv.ErrorTypeKey, errType)
-	// The attributes are set after Start rather than passed to it: the
-	// sampler needs none, and Start would copy them once more.
-	ctx, req := t.tracer.Start(ctx, spanName(op, s.Endpoint, s.Model),
-		trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.Start))
-	if !req.IsRecording() {
-		clear(attrs)
-		return // not sampled: the client's traceparent said so
-	}
 	req.SetAttributes(attrs...) // copied: the buffer is free again
 	if s.Status >= 500 {
 		req.SetStatus(codes.Error, errType)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -583,3 +584,33 @@ type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
+
+// TestTracerSampleRatio: a ratio traces about that share of the requests
+// without a traceparent; a client's sampled traceparent is followed anyway.
+func TestTracerSampleRatio(t *testing.T) {
+	cases := []struct {
+		ratio  float64
+		parent string
+		lo, hi int // request spans of 1000
+	}{
+		{0, "", 1000, 1000},
+		{1, "", 1000, 1000},
+		{0.1, "", 50, 160},
+		{0.1, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 1000, 1000},
+	}
+	for _, c := range cases {
+		exp := tracetest.NewInMemoryExporter()
+		tr := newTracer(exp, TraceOptions{ServiceName: "t", Timeout: time.Second, SampleRatio: c.ratio})
+		for range 1000 {
+			tr.Record(&Span{TraceParent: c.parent, Endpoint: "chat.completions", Model: "m", Start: time.Now(), End: time.Now(), Status: 200})
+		}
+		if err := tr.provider.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		n := len(exp.GetSpans())
+		_ = tr.Shutdown(context.Background())
+		if n < c.lo || n > c.hi {
+			t.Errorf("ratio %g parent %q: %d spans of 1000, want %d to %d", c.ratio, c.parent, n, c.lo, c.hi)
+		}
+	}
+}
