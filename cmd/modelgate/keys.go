@@ -255,18 +255,25 @@ func keysRevoke(args []string, e env) int {
 	}
 	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
 		k, err := st.RevokeKey(ctx, pos[0], time.Now().UTC())
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("no key matches %q", pos[0])
-		case errors.Is(err, store.ErrAmbiguous):
-			return fmt.Errorf("%q matches more than one key; give more of the prefix or the key id", pos[0])
-		case err != nil:
-			return fmt.Errorf("revoke: %w", err)
+		if err != nil {
+			return keyError(err, pos[0], "revoke")
 		}
 		fmt.Fprintf(e.stdout, "revoked %s (%s…); a running gateway refuses it within %s\n",
 			k.ID, k.Prefix, time.Duration(cfg.AuthCacheTTL))
 		return nil
 	})
+}
+
+// keyError is the message of a failed change to the key named by arg (an
+// id or prefix): none or several match, or the store failed doing what.
+func keyError(err error, arg, what string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("no key matches %q", arg)
+	case errors.Is(err, store.ErrAmbiguous):
+		return fmt.Errorf("%q matches more than one key; give more of the prefix or the key id", arg)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // keyLimitFlags are the --rpm, --tpm and --concurrency flags.
@@ -306,13 +313,8 @@ func keysLimits(args []string, e env) int {
 	}
 	return withStore(*path, e, func(ctx context.Context, cfg *config.Config, st store.Store) error {
 		k, err := st.SetKeyLimits(ctx, pos[0], limits.KeyLimits)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("no key matches %q", pos[0])
-		case errors.Is(err, store.ErrAmbiguous):
-			return fmt.Errorf("%q matches more than one key; give more of the prefix or the key id", pos[0])
-		case err != nil:
-			return fmt.Errorf("set limits: %w", err)
+		if err != nil {
+			return keyError(err, pos[0], "set limits")
 		}
 		l := k.Limits
 		fmt.Fprintf(e.stdout, "%s (%s…): rpm %d, tpm %d, concurrency %d (0: the group's); a running gateway applies them within %s\n",

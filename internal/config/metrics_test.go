@@ -30,14 +30,7 @@ func TestMetricsListen(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "c.yaml")
-			if err := os.WriteFile(path, []byte(tc.extra+"providers:\n  - {name: demo, type: demo}\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c, ps, err := Load(path, envOf(nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, ps := loadWithDemo(t, tc.extra, nil)
 			got := ""
 			if c.Metrics != nil {
 				got = c.Metrics.Listen
@@ -45,18 +38,40 @@ func TestMetricsListen(t *testing.T) {
 			if got != tc.listen {
 				t.Errorf("metrics.listen = %q, want %q", got, tc.listen)
 			}
-			if tc.problem == "" {
-				if len(ps) != 0 {
-					t.Errorf("problems = %q, want none", ps)
-				}
-				return
-			}
-			if len(ps) != 1 || !strings.Contains(ps[0].Message, tc.problem) {
-				t.Fatalf("problems = %q, want one containing %q", ps, tc.problem)
-			}
-			if ps[0].Warning != tc.warning {
-				t.Errorf("warning = %v, want %v (%s)", ps[0].Warning, tc.warning, ps[0])
-			}
+			checkOneProblem(t, ps, tc.problem, tc.warning)
 		})
+	}
+}
+
+// loadWithDemo loads extra (YAML keys) followed by a demo provider, with
+// env as the environment.
+func loadWithDemo(t *testing.T, extra string, env map[string]string) (*Config, []Problem) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(extra+"providers:\n  - {name: demo, type: demo}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, ps, err := Load(path, envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ps
+}
+
+// checkOneProblem fails unless ps is empty when want is "", else exactly
+// one problem whose message contains want, a warning or not as warning.
+func checkOneProblem(t *testing.T, ps []Problem, want string, warning bool) {
+	t.Helper()
+	if want == "" {
+		if len(ps) != 0 {
+			t.Errorf("problems = %q, want none", ps)
+		}
+		return
+	}
+	if len(ps) != 1 || !strings.Contains(ps[0].Message, want) {
+		t.Fatalf("problems = %q, want one containing %q", ps, want)
+	}
+	if ps[0].Warning != warning {
+		t.Errorf("warning = %v, want %v (%s)", ps[0].Warning, warning, ps[0])
 	}
 }

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -42,14 +39,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "c.yaml")
-			if err := os.WriteFile(path, []byte(tc.extra+"providers:\n  - {name: demo, type: demo}\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c, ps, err := Load(path, envOf(tc.env))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, ps := loadWithDemo(t, tc.extra, tc.env)
 			var endpoint, service string
 			if c.Telemetry != nil {
 				endpoint, service = c.Telemetry.OTLPEndpoint, c.Telemetry.ServiceName
@@ -60,19 +50,8 @@ func TestTelemetry(t *testing.T) {
 			if got := c.Telemetry.Enabled(); got != tc.enabled {
 				t.Errorf("Enabled() = %v, want %v", got, tc.enabled)
 			}
-			if tc.problem == "" {
-				if len(ps) != 0 {
-					t.Errorf("problems = %q, want none", ps)
-				}
-				return
-			}
-			if len(ps) != 1 || !strings.Contains(ps[0].Message, tc.problem) {
-				t.Fatalf("problems = %q, want one containing %q", ps, tc.problem)
-			}
-			if ps[0].Warning != tc.warning {
-				t.Errorf("warning = %v, want %v (%s)", ps[0].Warning, tc.warning, ps[0])
-			}
-			if ps[0].Line == 0 {
+			checkOneProblem(t, ps, tc.problem, tc.warning)
+			if tc.problem != "" && ps[0].Line == 0 {
 				t.Errorf("problem %q has no line", ps[0])
 			}
 		})
