@@ -109,7 +109,7 @@ func fromChat(chat []byte, publicModel string) ([]byte, error) {
 	if reasoning != "" {
 		m.Content = append(m.Content, anthropicwire.ResponseBlock{Type: anthropicwire.BlockThinking, Thinking: reasoning})
 	}
-	text, err := chatText(msg.Content)
+	text, err := answerText(msg.Content)
 	if err != nil {
 		return nil, badAnswer(err)
 	}
@@ -140,9 +140,9 @@ func fromChat(chat []byte, publicModel string) ([]byte, error) {
 	return m.AppendJSON(make([]byte, 0, len(chat)+256)), nil
 }
 
-// chatText is a message's content: a string, null, or an array of parts
+// answerText is a message's content: a string, null, or an array of parts
 // whose text parts are joined.
-func chatText(raw json.RawMessage) (string, error) {
+func answerText(raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return "", nil

@@ -20,10 +20,10 @@ import (
 
 // Kinds of content block.
 const (
-	blockNone = iota
-	blockThinking
-	blockText
-	blockTool
+	openNone = iota
+	openThinking
+	openText
+	openTool
 )
 
 // Members read from a chunk, its first choice, the choice's delta, a tool
@@ -54,7 +54,7 @@ type toEvents struct {
 
 	next  int   // the next block's index
 	open  int   // the open block's index
-	kind  int   // the open block's kind; blockNone when none is open
+	kind  int   // the open block's kind; openNone when none is open
 	tools []int // block index of each tool call, by the call's index
 
 	stop     string // the stop reason, once finish_reason arrived
@@ -167,13 +167,13 @@ func (t *toEvents) delta(d []byte) error {
 		reasoning = sp[2].Value(d)
 	}
 	if nonEmptyString(reasoning) {
-		t.piece(blockThinking, reasoning)
+		t.piece(openThinking, reasoning)
 	}
 	if text := sp[0].Value(d); nonEmptyString(text) {
-		t.piece(blockText, text)
+		t.piece(openText, text)
 	}
 	if refusal := sp[3].Value(d); nonEmptyString(refusal) {
-		t.piece(blockText, refusal)
+		t.piece(openText, refusal)
 	}
 	if calls := sp[4].Value(d); len(calls) > 0 && calls[0] == '[' {
 		var err error
@@ -194,7 +194,7 @@ func (t *toEvents) piece(kind int, raw []byte) {
 	if t.kind != kind {
 		t.closeBlock()
 		t.startBlock(kind)
-		if kind == blockThinking {
+		if kind == openThinking {
 			t.buf = append(t.buf, `{"type":"thinking","thinking":"","signature":""}}`...)
 		} else {
 			t.buf = append(t.buf, `{"type":"text","text":""}}`...)
@@ -202,7 +202,7 @@ func (t *toEvents) piece(kind int, raw []byte) {
 		t.buf = append(t.buf, '\n', '\n')
 	}
 	t.deltaHead(t.open)
-	if kind == blockThinking {
+	if kind == openThinking {
 		t.buf = append(t.buf, `{"type":"thinking_delta","thinking":`...)
 	} else {
 		t.buf = append(t.buf, `{"type":"text_delta","text":`...)
@@ -238,7 +238,7 @@ func (t *toEvents) toolCall(el []byte) error {
 			return nil // nothing to start the block with yet
 		}
 		t.closeBlock()
-		t.startBlock(blockTool)
+		t.startBlock(openTool)
 		t.tools[n] = t.open
 		t.buf = append(t.buf, `{"type":"tool_use","id":`...)
 		if nonEmptyString(id) {
@@ -283,11 +283,11 @@ func (t *toEvents) deltaHead(i int) {
 
 // closeBlock sends content_block_stop for the open block, if any.
 func (t *toEvents) closeBlock() {
-	if t.kind == blockNone {
+	if t.kind == openNone {
 		return
 	}
 	t.buf = anthropicwire.AppendEventOf(t.buf, anthropicwire.ContentBlockStopEvent{Index: t.open})
-	t.kind = blockNone
+	t.kind = openNone
 }
 
 // maybeFinish sends the end once both the stop reason and the usage are
