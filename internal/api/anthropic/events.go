@@ -103,7 +103,12 @@ func (t *toEvents) chunk(chunk []byte) ([]byte, error) {
 }
 
 // usage records the final usage the stream reported, for message_delta.
+// A zero Usage (the stream reported none) is ignored: message_start's
+// estimate then stands.
 func (t *toEvents) usage(u provider.Usage) {
+	if u == (provider.Usage{}) {
+		return
+	}
 	t.u, t.usageSet = u, true
 }
 

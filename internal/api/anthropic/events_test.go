@@ -131,6 +131,8 @@ func TestToEvents(t *testing.T) {
 		{"content filter, finish and usage in one chunk", []string{
 			`{"choices":[{"index":0,"delta":{"content":"no"},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`},
 			nil, sdk.StopReasonRefusal, []wantBlock{{typ: "text", text: "no"}}, [4]int64{3, 0, 1, 0}},
+		{"no usage reported", []string{chatChunk(`{"content":"x"}`, "null"), chatChunk(`{}`, `"stop"`)}, &provider.Usage{},
+			sdk.StopReasonEndTurn, []wantBlock{{typ: "text", text: "x"}}, [4]int64{42, 0, 0, 0}},
 		{"no finish reason", []string{chatChunk(`{"content":"x"}`, "null")}, nil, sdk.StopReasonEndTurn,
 			[]wantBlock{{typ: "text", text: "x"}}, [4]int64{42, 0, 0, 0}},
 	}
