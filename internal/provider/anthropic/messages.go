@@ -250,26 +250,22 @@ func (s *messagesStream) Next() bool {
 }
 
 // start relays message_start with message.model replaced by the public id
-// and records its usage.
+// and records its usage; only message's usage is decoded.
 func (s *messagesStream) start(data []byte) bool {
-	var e struct {
-		Message *struct {
-			Usage anthropicwire.Usage `json:"usage"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		return s.bad(anthropicwire.EventMessageStart, err)
-	}
-	if e.Message == nil {
+	msg, ok := jsonx.Field(data, "message")
+	if !ok || len(msg) == 0 || msg[0] != '{' {
 		return s.bad(anthropicwire.EventMessageStart, errors.New("no message"))
 	}
-	s.usage, s.started = e.Message.Usage, true
-	from, to := 0, 0
-	if msg, ok := jsonx.Field(data, "message"); ok {
-		if m, ok := jsonx.Field(msg, "model"); ok {
-			from = cap(data) - cap(m)
-			to = from + len(m)
+	if u, ok := jsonx.Field(msg, "usage"); ok {
+		if err := json.Unmarshal(u, &s.usage); err != nil {
+			return s.bad(anthropicwire.EventMessageStart, err)
 		}
+	}
+	s.started = true
+	from, to := 0, 0
+	if m, ok := jsonx.Field(msg, "model"); ok {
+		from = cap(data) - cap(m) // m is a slice of data
+		to = from + len(m)
 	}
 	s.event = appendRawEvent(s.event[:0], anthropicwire.EventMessageStart, data, s.model, from, to)
 	return true

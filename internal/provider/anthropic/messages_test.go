@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -241,6 +242,7 @@ func TestMessagesStreamEnds(t *testing.T) {
 		{"error event", errSSE, 3, http.StatusServiceUnavailable, false},
 		{"cut off", cut, 15, http.StatusBadGateway, false},
 		{"no message_stop", noStop, 16, 0, true},
+		{"message_start without message", []byte("event: message_start\ndata: {\"type\":\"message_start\"}\n\n"), 0, http.StatusBadGateway, false},
 		{"multi-line data", []byte("event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"id\":\"m\",\"model\":\"up\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
 			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
 			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"), 3, 0, true},
@@ -315,5 +317,41 @@ func TestMessagesErrors(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// benchMessagesSSE is a typical streamed answer: message_start, a text
+// block of 40 deltas, message_delta, message_stop.
+func benchMessagesSSE() []byte {
+	var b bytes.Buffer
+	b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-up\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":1000,\"cache_read_input_tokens\":200,\"output_tokens\":1}}}\n\n")
+	b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for i := range 40 {
+		b.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"piece " + string(rune('a'+i%26)) + " of the answer, \"}}\n\n")
+	}
+	b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	b.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":300}}\n\n")
+	b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkMessagesRelay relays one stream from memory: the pass-through's
+// own cost per stream, without HTTP.
+func BenchmarkMessagesRelay(b *testing.B) {
+	sse := benchMessagesSSE()
+	b.SetBytes(int64(len(sse)))
+	b.ReportAllocs()
+	for b.Loop() {
+		k := provider.StartCall(context.Background(), time.Minute, time.Minute)
+		s := &messagesStream{SSEBody: provider.NewSSEBody(k, io.NopCloser(bytes.NewReader(sse))), name: "b",
+			model: []byte(`"claude-public"`)}
+		n := 0
+		for s.Next() {
+			n += len(s.Event())
+		}
+		if s.Err() != nil || n < len(sse) {
+			b.Fatal(s.Err(), n)
+		}
+		_ = s.Close()
 	}
 }
