@@ -6,13 +6,41 @@
 //	go run ./bench [-rounds 10] [-duration 3s] [-warmup 1s] [-clients 32] [-only stream] [-log-requests=false] [-json] [-keep]
 //
 // In one run, on loopback, it builds modelgate and starts three processes:
-// a mock OpenAI upstream (this binary again, -role=upstream), a bare
+// a mock upstream speaking OpenAI's chat completions and Anthropic's
+// Messages API (this binary again, -role=upstream), a bare
 // httputil.ReverseProxy in front of it (-role=proxy) and modelgate in front
 // of it (with a key made by `modelgate keys create`, request logging on and
-// usage recording on). It then drives the same closed-loop load (N clients,
-// ~1 KB prompts) through each, once with non-stream and once with stream
-// requests, and reports throughput, latency percentiles, time to first byte,
+// usage recording on; provider "mock" serves gpt-4o-mini from the chat
+// endpoint, provider "anthropic" serves claude-bench, priced in the
+// config's models section, from the Messages endpoint). It then drives the
+// same closed-loop load (N clients, ~1 KB prompts) through each, once per
+// pass, and reports throughput, latency percentiles, time to first byte,
 // the CPU each process spent per request, and modelgate's peak RSS.
+//
+// The passes, chosen with -only (a comma-separated list, or all):
+//
+//   - non-stream, stream (the default, alone): chat completions of
+//     gpt-4o-mini to /v1/chat/completions, Authorization: Bearer.
+//   - messages, messages-stream: the same prompt as an Anthropic Messages
+//     request (system + one user message, max_tokens 256) of claude-bench
+//     to /v1/messages, with x-api-key and anthropic-version: 2023-06-01;
+//     modelgate passes it through to the mock's /v1/messages, and the
+//     proxy forwards it there unchanged, headers included.
+//   - translated, translated-stream: the same Messages request of
+//     gpt-4o-mini, which modelgate translates to chat completions upstream
+//     and back. The proxy cannot translate, so in these passes it is sent
+//     the chat pass's request: its figures there are its chat figures,
+//     measured in the same rounds, and the report says so.
+//
+// Messages streams are checked as Anthropic's: event:/data: frames whose
+// data's type is the event's name, from message_start to message_stop (no
+// [DONE]), an error event failing the request; a passed-through stream
+// must carry the mock's 26 events (ping included), a translated one any
+// number. Each Messages pass is also compared with its chat pass when both
+// run (modelgate's CPU per request here ÷ there, round by round): run
+// `go run ./bench -only all` to see what the Messages door costs beside the
+// chat completions one. -extra must not add a top-level models section
+// (the config has one).
 //
 // Both targets are measured in the same run, against the same upstream, by
 // the same load generator, on the same (shared, small) machine. Absolute
@@ -100,7 +128,7 @@ func parseOptions() options {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temp dir (modelgate binary for symbolising profiles, config, database, logs)")
 	fs.StringVar(&o.Pprof, "pprof", "", "write modelgate's CPU profile (whole run) to this file")
-	fs.StringVar(&o.Only, "only", "", "run only this pass: stream or non-stream")
+	fs.StringVar(&o.Only, "only", "", "run these passes: a comma-separated list of non-stream, stream, messages, messages-stream, translated, translated-stream, or all (default: non-stream,stream)")
 	fs.IntVar(&o.Tenants, "tenants", 1, "spread requests over this many funded accounts with a key each")
 	fs.StringVar(&o.Usage, "usage", "", "modelgate's usage section as a YAML flow mapping, e.g. '{flush_interval: 200ms, batch_size: 1024}' (default: modelgate's defaults)")
 	fs.StringVar(&o.Group, "group", "", "the default group's settings as a YAML flow mapping, e.g. '{models: [\"*\"], limits: {rpm: 1000000, tpm: 1000000000, concurrency: 10000}}' (default: every model, no limits)")
@@ -189,15 +217,8 @@ func serveRole(h http.Handler) int {
 // target is one thing under load.
 type target struct {
 	name string
-	url  string // the chat completions endpoint
+	base string // http://host:port; each pass's request says the path
 	proc *child
-}
-
-// pass is one kind of request.
-type pass struct {
-	name   string
-	stream bool
-	body   []byte
 }
 
 func runBench(ctx context.Context, o options) (*report, error) {
@@ -212,6 +233,10 @@ func runBench(ctx context.Context, o options) (*report, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
+	passes, err := selectPasses(o.Only)
+	if err != nil {
+		return nil, err
+	}
 	var cs children
 	defer cs.stopAll() // runs before RemoveAll
 
@@ -261,23 +286,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 
-	targets := []target{
-		{"proxy", "http://" + pxAddr + "/v1/chat/completions", px},
-		{"modelgate", "http://" + mgAddr + "/v1/chat/completions", mg},
-	}
-	passes := []pass{{"non-stream", false, requestBody(false)}, {"stream", true, requestBody(true)}}
-	if o.Only != "" {
-		var kept []pass
-		for _, p := range passes {
-			if p.name == o.Only {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 {
-			return nil, fmt.Errorf("-only %q: want stream or non-stream", o.Only)
-		}
-		passes = kept
-	}
+	targets := []target{{"proxy", "http://" + pxAddr, px}, {"modelgate", "http://" + mgAddr, mg}}
 	client := newClient(o.Clients)
 	if err := preflight(ctx, client, keys, targets, passes); err != nil {
 		return nil, err
@@ -288,7 +297,8 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	rep := &report{
 		Machine: machineInfo(), Settings: o, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),
 		LogLevel: "warn", UsageRecords: true, PromptBytes: promptBytes(), StreamEvents: streamEvents,
-		PIDs: map[string]int{"modelgate": mg.pid(), "proxy": px.pid(), "upstream": up.pid()},
+		MessagesStreamEvents: messagesStreamEvents,
+		PIDs:                 map[string]int{"modelgate": mg.pid(), "proxy": px.pid(), "upstream": up.pid()},
 	}
 	res := make([][][]measurement, len(passes)) // [pass][target][round]
 	for p := range passes {
@@ -348,17 +358,16 @@ func measure(ctx context.Context, client *http.Client, o options, keys []string,
 		*sys = syscalls(t.proc.pid())
 		return [3]time.Duration{cpuTime(t.proc.pid()), cpuTime(upPID), cpuTime(0)}
 	}
-	r := runLoad(ctx, client, loadSpec{
-		URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents,
-		Clients: o.Clients, Warmup: o.Warmup, Duration: o.Duration,
-		OnWindow: func(open bool) {
-			if open {
-				cpu0 = snap(&box0, &sys0)
-			} else {
-				cpu1 = snap(&box1, &sys1)
-			}
-		},
-	})
+	s := p.requestFor(t).spec(t.base, keys)
+	s.Clients, s.Warmup, s.Duration = o.Clients, o.Warmup, o.Duration
+	s.OnWindow = func(open bool) {
+		if open {
+			cpu0 = snap(&box0, &sys0)
+		} else {
+			cpu1 = snap(&box1, &sys1)
+		}
+	}
+	r := runLoad(ctx, client, s)
 	m := measurement{loadResult: r}
 	if r.Requests > 0 {
 		per := func(i int) float64 {
@@ -377,12 +386,17 @@ func measure(ctx context.Context, client *http.Client, o options, keys []string,
 func preflight(ctx context.Context, client *http.Client, keys []string, targets []target, passes []pass) error {
 	for _, t := range targets {
 		for _, p := range passes {
-			s := loadSpec{URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents, Clients: 1}
+			s := p.requestFor(t).spec(t.base, keys)
+			s.Clients = 1
 			w := newWorker(&s, 0)
 			for range keys {
 				if _, err := w.do(ctx, client, &s, time.Now()); err != nil {
-					return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s",
-						p.name, t.name, t.url, p.body, err, logTail(t.proc.logPath))
+					hint := ""
+					if t.name == "modelgate" && s.Messages && strings.HasPrefix(err.Error(), "HTTP 404") {
+						hint = "\n  (this build of modelgate has no Messages door: POST /v1/messages answered 404)"
+					}
+					return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s%s",
+						p.name, t.name, s.URL, s.Body, err, hint, logTail(t.proc.logPath))
 				}
 			}
 		}
@@ -412,9 +426,16 @@ providers:
     base_url: http://%s/v1
     api_key: ${MOCK_KEY:-none}
     models: [%s]
+  - name: anthropic
+    type: anthropic
+    base_url: http://%s
+    api_key: ${MOCK_KEY:-none}
+    models: [%s]
+models:
+  - {id: %s, owned_by: anthropic, input: 3, output: 15}
 groups:
   default: %s
-%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, group, usage)
+%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, upstream, claudeModel, claudeModel, group, usage)
 }
 
 const (
@@ -525,6 +546,12 @@ type passReport struct {
 	// AddedP99ms is modelgate's p99 latency − the proxy's.
 	AddedP99ms  float64    `json:"p99_added_ms"`
 	AddedP99Mid [2]float64 `json:"p99_added_ms_middle_half"`
+	// Like is the chat pass this pass is compared with, when it ran too;
+	// LikeCPU is modelgate's CPU per request here ÷ there, the median of
+	// the per-round values, and LikeCPUMid their middle half.
+	Like       string     `json:"like,omitempty"`
+	LikeCPU    float64    `json:"modelgate_cpu_per_request_vs_like,omitempty"`
+	LikeCPUMid [2]float64 `json:"modelgate_cpu_per_request_vs_like_middle_half,omitzero"`
 }
 
 type check struct {
@@ -535,22 +562,23 @@ type check struct {
 }
 
 type report struct {
-	Machine       machine             `json:"machine"`
-	Settings      options             `json:"settings"`
-	DurationS     float64             `json:"duration_s"`
-	WarmupS       float64             `json:"warmup_s"`
-	LogLevel      string              `json:"modelgate_log_level"`
-	UsageRecords  bool                `json:"modelgate_usage_records"`
-	PromptBytes   int                 `json:"prompt_bytes"`
-	StreamEvents  int                 `json:"stream_data_events"`
-	PIDs          map[string]int      `json:"pids"`
-	Passes        []passReport        `json:"passes"`
-	RSSMB         map[string]float64  `json:"peak_rss_mb"`
-	Checks        []check             `json:"checks"`
-	Errors        int                 `json:"errors"`
-	FirstErrors   []string            `json:"first_errors,omitempty"`
-	ModelgateExit string              `json:"modelgate_exit"`
-	Logs          map[string][]string `json:"log_tails,omitempty"` // the children's stderr, when not empty
+	Machine              machine             `json:"machine"`
+	Settings             options             `json:"settings"`
+	DurationS            float64             `json:"duration_s"`
+	WarmupS              float64             `json:"warmup_s"`
+	LogLevel             string              `json:"modelgate_log_level"`
+	UsageRecords         bool                `json:"modelgate_usage_records"`
+	PromptBytes          int                 `json:"prompt_bytes"`
+	StreamEvents         int                 `json:"stream_data_events"`
+	MessagesStreamEvents int                 `json:"messages_stream_events"` // events of the mock's Messages streams
+	PIDs                 map[string]int      `json:"pids"`
+	Passes               []passReport        `json:"passes"`
+	RSSMB                map[string]float64  `json:"peak_rss_mb"`
+	Checks               []check             `json:"checks"`
+	Errors               int                 `json:"errors"`
+	FirstErrors          []string            `json:"first_errors,omitempty"`
+	ModelgateExit        string              `json:"modelgate_exit"`
+	Logs                 map[string][]string `json:"log_tails,omitempty"` // the children's stderr, when not empty
 }
 
 // build fills in the summaries, ratios and checks from res[pass][target][round].
@@ -560,6 +588,9 @@ func (rep *report) build(passes []pass, targets []target, res [][][]measurement)
 		for t, tg := range targets {
 			rounds := res[p][t]
 			s := summary{Target: tg.name, Rounds: rounds}
+			if l := ps.requestFor(tg).label; l != "" {
+				s.Target = l
+			}
 			var rps, p50, p99, ttfb, ct, cu, cl, sc, idle, steal []float64
 			for _, m := range rounds {
 				rps = append(rps, m.RPS)
@@ -585,14 +616,22 @@ func (rep *report) build(passes []pass, targets []target, res [][][]measurement)
 		pr.Ratio, pr.RatioMid = rounds.throughput.mid()
 		pr.CPURatio, pr.CPURatioMid = rounds.cpu.mid()
 		pr.AddedP99ms, pr.AddedP99Mid = rounds.addedP99.mid()
+		if l := slices.IndexFunc(passes, func(q pass) bool { return q.name == ps.like }); l >= 0 {
+			pr.Like = ps.like
+			pr.LikeCPU, pr.LikeCPUMid = cpuVersus(res[p][1], res[l][1]).mid()
+		}
 		rep.Passes = append(rep.Passes, pr)
-		rep.Checks = append(rep.Checks, check{Name: ps.name + " throughput modelgate ÷ proxy", Pass: pr.Ratio >= minRatio,
+		proxy := "proxy"
+		if ps.proxy != nil {
+			proxy = ps.proxy.label
+		}
+		rep.Checks = append(rep.Checks, check{Name: ps.name + " throughput modelgate ÷ " + proxy, Pass: pr.Ratio >= minRatio,
 			Got: fmt.Sprintf("%.3f", pr.Ratio), Want: fmt.Sprintf("≥ %.2f", minRatio)})
 		maxCPU := maxCPURatio
 		if ps.stream {
 			maxCPU = maxCPURatioSt
 		}
-		rep.Checks = append(rep.Checks, check{Name: ps.name + " CPU per request modelgate ÷ proxy", Pass: pr.CPURatio > 0 && pr.CPURatio <= maxCPU,
+		rep.Checks = append(rep.Checks, check{Name: ps.name + " CPU per request modelgate ÷ " + proxy, Pass: pr.CPURatio > 0 && pr.CPURatio <= maxCPU,
 			Got: fmt.Sprintf("%.2f", pr.CPURatio), Want: fmt.Sprintf("≤ %.2f", maxCPU)})
 		rep.Checks = append(rep.Checks, check{Name: ps.name + " p99 latency added", Pass: pr.AddedP99ms < maxAddedP99ms,
 			Got: fmt.Sprintf("%.2f ms", pr.AddedP99ms), Want: fmt.Sprintf("< %.0f ms", maxAddedP99ms)})
@@ -622,8 +661,12 @@ func (rep *report) print(out io.Writer) {
 	if s.Extra != "" {
 		fmt.Fprintf(out, "          modelgate's config also has: %s\n", s.Extra)
 	}
-	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events\n\n",
+	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events",
 		rep.LogLevel, s.LogRequests, rep.StreamEvents)
+	if slices.ContainsFunc(rep.Passes, func(p passReport) bool { return strings.HasPrefix(p.Pass, "messages") }) {
+		fmt.Fprintf(out, " (Messages streams %d events)", rep.MessagesStreamEvents)
+	}
+	fmt.Fprint(out, "\n\n")
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "pass\ttarget\treq/s\tp50\tp99\tTTFB p50\terrors\tCPU µs/req: target\tupstream\tloadgen\tsyscalls/req\tmachine idle\tsteal\t")
@@ -637,11 +680,24 @@ func (rep *report) print(out io.Writer) {
 
 	fmt.Fprintln(out)
 	for _, p := range rep.Passes {
-		fmt.Fprintf(out, "%-11s modelgate ÷ proxy: throughput %.3f, CPU per request %.2f; p99 added %.2f ms\n", p.Pass+":", p.Ratio, p.CPURatio, p.AddedP99ms)
+		fmt.Fprintf(out, "%-19s modelgate ÷ proxy: throughput %.3f, CPU per request %.2f; p99 added %.2f ms\n", p.Pass+":", p.Ratio, p.CPURatio, p.AddedP99ms)
 		if len(p.Targets[0].Rounds) >= 4 {
-			fmt.Fprintf(out, "%-11s middle half of the rounds:  %.3f–%.3f,          %.2f–%.2f;        %.2f–%.2f ms\n", "",
+			fmt.Fprintf(out, "%-19s middle half of the rounds:  %.3f–%.3f,          %.2f–%.2f;        %.2f–%.2f ms\n", "",
 				p.RatioMid[0], p.RatioMid[1], p.CPURatioMid[0], p.CPURatioMid[1], p.AddedP99Mid[0], p.AddedP99Mid[1])
 		}
+	}
+	for _, p := range rep.Passes {
+		if p.Like == "" {
+			continue
+		}
+		fmt.Fprintf(out, "%-19s modelgate's CPU per request ÷ its own on the %s pass: %.2f", p.Pass+":", p.Like, p.LikeCPU)
+		if len(p.Targets[1].Rounds) >= 4 {
+			fmt.Fprintf(out, " (middle half %.2f–%.2f)", p.LikeCPUMid[0], p.LikeCPUMid[1])
+		}
+		fmt.Fprintln(out)
+	}
+	if slices.ContainsFunc(rep.Passes, func(p passReport) bool { return strings.HasPrefix(p.Pass, "translated") }) {
+		fmt.Fprintln(out, "translated passes: the proxy cannot translate, so their proxy figures are its chat passes' (the same chat request, measured in the same rounds)")
 	}
 	fmt.Fprintf(out, "peak RSS (VmHWM): modelgate %.1f MB, proxy %.1f MB, upstream %.1f MB\n",
 		rep.RSSMB["modelgate"], rep.RSSMB["proxy"], rep.RSSMB["upstream"])
@@ -680,7 +736,7 @@ func (rep *report) print(out io.Writer) {
 		if !c.Pass {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(out, "  %s  %-42s %s (want %s)\n", verdict, c.Name, c.Got, c.Want)
+		fmt.Fprintf(out, "  %s  %-56s %s (want %s)\n", verdict, c.Name, c.Got, c.Want)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(out, "\n%d requests FAILED; first errors:\n", rep.Errors)
