@@ -345,3 +345,33 @@ func TestMessagesThroughProxy(t *testing.T) {
 		t.Errorf("the upstream saw (x-api-key anthropic-version authorization): %v", seen)
 	}
 }
+
+// BenchmarkUpstream compares the mock's cost per answer on its two
+// endpoints, which the Messages passes assume to be alike.
+func BenchmarkUpstream(b *testing.B) {
+	u := newUpstream()
+	h := u.handler()
+	for _, c := range []struct {
+		name, path string
+		body       []byte
+	}{
+		{"chat", chatPath, requestBody(false)},
+		{"chat-stream", chatPath, requestBody(true)},
+		{"messages", messagesPath, messagesBody(claudeModel, false)},
+		{"messages-stream", messagesPath, messagesBody(claudeModel, true)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(string(c.body)))
+				req.Header.Set("X-Api-Key", "k")
+				req.Header.Set("Anthropic-Version", anthropicVersion)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}
