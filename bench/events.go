@@ -17,14 +17,15 @@ import (
 var (
 	eventField   = []byte("event:")
 	typeKey      = []byte(`"type"`)
-	messageType  = []byte(`"type":"message"`)
+	messageName  = []byte("message")
 	contentField = []byte(`"content"`)
 )
 
-// checkMessage is a cheap sanity check of a non-stream Message body.
+// checkMessage is a cheap sanity check of a non-stream Message body: an
+// object with "type": "message" and content.
 func checkMessage(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !bytes.Contains(b, messageType) || !bytes.Contains(b, contentField) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !hasType(b, messageName) || !bytes.Contains(b, contentField) {
 		return fmt.Errorf("malformed Message: %.200q", b)
 	}
 	return nil

@@ -260,6 +260,7 @@ func TestCheckMessage(t *testing.T) {
 		ok   bool
 	}{
 		{`{"id":"m","type":"message","content":[]}` + "\n", true},
+		{`{"id": "m", "type": "message", "content": []}`, true},
 		{`{"type":"error","error":{"type":"api_error","message":"x"}}`, false},
 		{`{"id":"chatcmpl","choices":[]}`, false},
 		{`{"type":"message","content":[]`, false},
