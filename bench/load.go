@@ -23,11 +23,15 @@ import (
 
 // loadSpec describes one closed-loop measurement.
 type loadSpec struct {
-	URL      string
-	Keys     []string // sent as Bearer tokens, each client taking them in turn (none: no Authorization)
-	Body     []byte
+	URL  string
+	Keys []string // sent as Bearer tokens (x-api-key for Messages), each client taking them in turn (none: no key)
+	Body []byte
+	// Messages says the request speaks Anthropic's Messages API: the key
+	// goes in x-api-key with anthropic-version: 2023-06-01, and the answer
+	// is a Message or a Messages event stream.
+	Messages bool
 	Stream   bool
-	Events   int // data events a stream must carry before [DONE]; 0 accepts any number
+	Events   int // data events a stream must carry before [DONE] (Messages: up to message_stop); 0 accepts any number
 	Clients  int
 	Warmup   time.Duration
 	Duration time.Duration
@@ -70,39 +74,48 @@ func newClient(clients int) *http.Client {
 
 // worker is one client's state; only its own goroutine touches it.
 type worker struct {
-	hdr  http.Header
-	auth []string // "Bearer " + each key, sent in turn from next
-	next int
-	br   *bufio.Reader
-	buf  bytes.Buffer
-	lat  []time.Duration
-	ttfb []time.Duration
-	errs int
-	msgs []string
+	hdr     http.Header
+	authKey string   // the header the key goes in: Authorization or X-Api-Key
+	auth    []string // its values, one per key ("Bearer " + key for Authorization), sent in turn from next
+	next    int
+	br      *bufio.Reader
+	buf     bytes.Buffer
+	lat     []time.Duration
+	ttfb    []time.Duration
+	errs    int
+	msgs    []string
 }
 
 // newWorker returns client i's state; clients start at keys spread over
 // s.Keys, so that with as many keys as clients each client sends one.
 func newWorker(s *loadSpec, i int) *worker {
+	authKey, prefix := "Authorization", "Bearer "
+	if s.Messages {
+		authKey, prefix = "X-Api-Key", ""
+	}
 	auth := make([]string, len(s.Keys))
 	for k, key := range s.Keys {
-		auth[k] = "Bearer " + key
+		auth[k] = prefix + key
 	}
 	h := http.Header{}
 	if len(auth) > 0 {
-		h.Set("Authorization", auth[0])
+		h.Set(authKey, auth[0])
+	}
+	if s.Messages {
+		h.Set("Anthropic-Version", anthropicVersion)
 	}
 	h.Set("Content-Type", "application/json")
 	if s.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
 	return &worker{
-		hdr:  h,
-		auth: auth,
-		next: i * len(auth) / max(s.Clients, 1),
-		br:   bufio.NewReaderSize(nil, 64<<10),
-		lat:  make([]time.Duration, 0, 1<<12),
-		ttfb: make([]time.Duration, 0, 1<<12),
+		hdr:     h,
+		authKey: authKey,
+		auth:    auth,
+		next:    i * len(auth) / max(s.Clients, 1),
+		br:      bufio.NewReaderSize(nil, 64<<10),
+		lat:     make([]time.Duration, 0, 1<<12),
+		ttfb:    make([]time.Duration, 0, 1<<12),
 	}
 }
 
@@ -187,7 +200,7 @@ func (w *worker) do(ctx context.Context, client *http.Client, s *loadSpec, t0 ti
 		return 0, err
 	}
 	if len(w.auth) > 1 {
-		w.hdr["Authorization"][0] = w.auth[w.next] // the previous request is done with it
+		w.hdr[w.authKey][0] = w.auth[w.next] // the previous request is done with it
 		w.next = (w.next + 1) % len(w.auth)
 	}
 	req.Header = w.hdr
@@ -203,11 +216,17 @@ func (w *worker) do(ctx context.Context, client *http.Client, s *loadSpec, t0 ti
 	}
 	if s.Stream {
 		w.br.Reset(resp.Body)
+		if s.Messages {
+			return readMessagesSSE(w.br, t0, s.Events)
+		}
 		return readSSE(w.br, t0, s.Events)
 	}
 	w.buf.Reset()
 	if _, err := w.buf.ReadFrom(resp.Body); err != nil {
 		return 0, err
+	}
+	if s.Messages {
+		return headers, checkMessage(w.buf.Bytes())
 	}
 	return headers, checkCompletion(w.buf.Bytes())
 }

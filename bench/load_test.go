@@ -91,18 +91,19 @@ func TestReadSSE(t *testing.T) {
 }
 
 // TestClientAgainstUpstream drives the real load loop, briefly, against
-// the mock upstream, and checks that its answers satisfy the client.
+// the mock upstream, chat and Messages, and checks that its answers
+// satisfy the client.
 func TestClientAgainstUpstream(t *testing.T) {
 	srv := httptest.NewServer(newUpstream().handler())
 	defer srv.Close()
 	client := newClient(2)
-	for _, stream := range []bool{false, true} {
-		r := runLoad(context.Background(), client, loadSpec{
-			URL: srv.URL + "/v1/chat/completions", Keys: []string{"k"}, Body: requestBody(stream), Stream: stream,
-			Events: streamEvents, Clients: 2, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
-		})
+	ps, _ := selectPasses("non-stream,stream,messages,messages-stream")
+	for _, p := range ps {
+		s := p.requestFor(target{name: "modelgate"}).spec(srv.URL, []string{"k"})
+		s.Clients, s.Warmup, s.Duration = 2, 20*time.Millisecond, 150*time.Millisecond
+		r := runLoad(context.Background(), client, s)
 		if r.Errors != 0 || r.Requests == 0 || r.P50 <= 0 || r.TTFB50 <= 0 || r.TTFB50 > r.P99 {
-			t.Errorf("stream=%v: %+v", stream, r)
+			t.Errorf("%s: %+v", p.name, r)
 		}
 	}
 }

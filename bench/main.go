@@ -6,13 +6,41 @@
 //	go run ./bench [-rounds 10] [-duration 3s] [-warmup 1s] [-clients 32] [-only stream] [-log-requests=false] [-json] [-keep]
 //
 // In one run, on loopback, it builds modelgate and starts three processes:
-// a mock OpenAI upstream (this binary again, -role=upstream), a bare
+// a mock upstream speaking OpenAI's chat completions and Anthropic's
+// Messages API (this binary again, -role=upstream), a bare
 // httputil.ReverseProxy in front of it (-role=proxy) and modelgate in front
 // of it (with a key made by `modelgate keys create`, request logging on and
-// usage recording on). It then drives the same closed-loop load (N clients,
-// ~1 KB prompts) through each, once with non-stream and once with stream
-// requests, and reports throughput, latency percentiles, time to first byte,
+// usage recording on; provider "mock" serves gpt-4o-mini from the chat
+// endpoint, provider "anthropic" serves claude-bench, priced in the
+// config's models section, from the Messages endpoint). It then drives the
+// same closed-loop load (N clients, ~1 KB prompts) through each, once per
+// pass, and reports throughput, latency percentiles, time to first byte,
 // the CPU each process spent per request, and modelgate's peak RSS.
+//
+// The passes, chosen with -only (a comma-separated list, or all):
+//
+//   - non-stream, stream (the default, alone): chat completions of
+//     gpt-4o-mini to /v1/chat/completions, Authorization: Bearer.
+//   - messages, messages-stream: the same prompt as an Anthropic Messages
+//     request (system + one user message, max_tokens 256) of claude-bench
+//     to /v1/messages, with x-api-key and anthropic-version: 2023-06-01;
+//     modelgate passes it through to the mock's /v1/messages, and the
+//     proxy forwards it there unchanged, headers included.
+//   - translated, translated-stream: the same Messages request of
+//     gpt-4o-mini, which modelgate translates to chat completions upstream
+//     and back. The proxy cannot translate, so in these passes it is sent
+//     the chat pass's request: its figures there are its chat figures,
+//     measured in the same rounds, and the report says so.
+//
+// Messages streams are checked as Anthropic's: event:/data: frames whose
+// data's type is the event's name, from message_start to message_stop (no
+// [DONE]), an error event failing the request; a passed-through stream
+// must carry the mock's 26 events (ping included), a translated one any
+// number. Each Messages pass is also compared with its chat pass when both
+// run (modelgate's CPU per request here ÷ there, round by round): run
+// `go run ./bench -only all` to see what the Messages door costs beside the
+// chat completions one. -extra must not add a top-level models section
+// (the config has one).
 //
 // Both targets are measured in the same run, against the same upstream, by
 // the same load generator, on the same (shared, small) machine. Absolute
@@ -46,17 +74,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 )
 
@@ -100,7 +125,7 @@ func parseOptions() options {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temp dir (modelgate binary for symbolising profiles, config, database, logs)")
 	fs.StringVar(&o.Pprof, "pprof", "", "write modelgate's CPU profile (whole run) to this file")
-	fs.StringVar(&o.Only, "only", "", "run only this pass: stream or non-stream")
+	fs.StringVar(&o.Only, "only", "", "run these passes: a comma-separated list of non-stream, stream, messages, messages-stream, translated, translated-stream, or all (default: non-stream,stream)")
 	fs.IntVar(&o.Tenants, "tenants", 1, "spread requests over this many funded accounts with a key each")
 	fs.StringVar(&o.Usage, "usage", "", "modelgate's usage section as a YAML flow mapping, e.g. '{flush_interval: 200ms, batch_size: 1024}' (default: modelgate's defaults)")
 	fs.StringVar(&o.Group, "group", "", "the default group's settings as a YAML flow mapping, e.g. '{models: [\"*\"], limits: {rpm: 1000000, tpm: 1000000000, concurrency: 10000}}' (default: every model, no limits)")
@@ -189,15 +214,8 @@ func serveRole(h http.Handler) int {
 // target is one thing under load.
 type target struct {
 	name string
-	url  string // the chat completions endpoint
+	base string // http://host:port; each pass's request says the path
 	proc *child
-}
-
-// pass is one kind of request.
-type pass struct {
-	name   string
-	stream bool
-	body   []byte
 }
 
 func runBench(ctx context.Context, o options) (*report, error) {
@@ -212,6 +230,10 @@ func runBench(ctx context.Context, o options) (*report, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
+	passes, err := selectPasses(o.Only)
+	if err != nil {
+		return nil, err
+	}
 	var cs children
 	defer cs.stopAll() // runs before RemoveAll
 
@@ -261,23 +283,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 
-	targets := []target{
-		{"proxy", "http://" + pxAddr + "/v1/chat/completions", px},
-		{"modelgate", "http://" + mgAddr + "/v1/chat/completions", mg},
-	}
-	passes := []pass{{"non-stream", false, requestBody(false)}, {"stream", true, requestBody(true)}}
-	if o.Only != "" {
-		var kept []pass
-		for _, p := range passes {
-			if p.name == o.Only {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 {
-			return nil, fmt.Errorf("-only %q: want stream or non-stream", o.Only)
-		}
-		passes = kept
-	}
+	targets := []target{{"proxy", "http://" + pxAddr, px}, {"modelgate", "http://" + mgAddr, mg}}
 	client := newClient(o.Clients)
 	if err := preflight(ctx, client, keys, targets, passes); err != nil {
 		return nil, err
@@ -288,7 +294,8 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	rep := &report{
 		Machine: machineInfo(), Settings: o, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),
 		LogLevel: "warn", UsageRecords: true, PromptBytes: promptBytes(), StreamEvents: streamEvents,
-		PIDs: map[string]int{"modelgate": mg.pid(), "proxy": px.pid(), "upstream": up.pid()},
+		MessagesStreamEvents: messagesStreamEvents,
+		PIDs:                 map[string]int{"modelgate": mg.pid(), "proxy": px.pid(), "upstream": up.pid()},
 	}
 	res := make([][][]measurement, len(passes)) // [pass][target][round]
 	for p := range passes {
@@ -348,17 +355,16 @@ func measure(ctx context.Context, client *http.Client, o options, keys []string,
 		*sys = syscalls(t.proc.pid())
 		return [3]time.Duration{cpuTime(t.proc.pid()), cpuTime(upPID), cpuTime(0)}
 	}
-	r := runLoad(ctx, client, loadSpec{
-		URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents,
-		Clients: o.Clients, Warmup: o.Warmup, Duration: o.Duration,
-		OnWindow: func(open bool) {
-			if open {
-				cpu0 = snap(&box0, &sys0)
-			} else {
-				cpu1 = snap(&box1, &sys1)
-			}
-		},
-	})
+	s := p.requestFor(t).spec(t.base, keys)
+	s.Clients, s.Warmup, s.Duration = o.Clients, o.Warmup, o.Duration
+	s.OnWindow = func(open bool) {
+		if open {
+			cpu0 = snap(&box0, &sys0)
+		} else {
+			cpu1 = snap(&box1, &sys1)
+		}
+	}
+	r := runLoad(ctx, client, s)
 	m := measurement{loadResult: r}
 	if r.Requests > 0 {
 		per := func(i int) float64 {
@@ -377,12 +383,17 @@ func measure(ctx context.Context, client *http.Client, o options, keys []string,
 func preflight(ctx context.Context, client *http.Client, keys []string, targets []target, passes []pass) error {
 	for _, t := range targets {
 		for _, p := range passes {
-			s := loadSpec{URL: t.url, Keys: keys, Body: p.body, Stream: p.stream, Events: streamEvents, Clients: 1}
+			s := p.requestFor(t).spec(t.base, keys)
+			s.Clients = 1
 			w := newWorker(&s, 0)
 			for range keys {
 				if _, err := w.do(ctx, client, &s, time.Now()); err != nil {
-					return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s",
-						p.name, t.name, t.url, p.body, err, logTail(t.proc.logPath))
+					hint := ""
+					if t.name == "modelgate" && s.Messages && strings.HasPrefix(err.Error(), "HTTP 404") {
+						hint = "\n  (this build of modelgate has no Messages door: POST /v1/messages answered 404)"
+					}
+					return fmt.Errorf("preflight %s request to %s failed:\n  POST %s\n  body: %.300s...\n  error: %v%s%s",
+						p.name, t.name, s.URL, s.Body, err, hint, logTail(t.proc.logPath))
 				}
 			}
 		}
@@ -412,9 +423,16 @@ providers:
     base_url: http://%s/v1
     api_key: ${MOCK_KEY:-none}
     models: [%s]
+  - name: anthropic
+    type: anthropic
+    base_url: http://%s
+    api_key: ${MOCK_KEY:-none}
+    models: [%s]
+models:
+  - {id: %s, owned_by: anthropic, input: 3, output: 15}
 groups:
   default: %s
-%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, group, usage)
+%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, upstream, claudeModel, claudeModel, group, usage)
 }
 
 const (
@@ -477,215 +495,4 @@ func machineInfo() machine {
 		}
 	}
 	return m
-}
-
-// measurement is one target's result for one pass in one round.
-type measurement struct {
-	loadResult
-	CPUTarget   float64    `json:"cpu_target_us_per_req"`   // the proxy's or modelgate's CPU
-	CPUUpstream float64    `json:"cpu_upstream_us_per_req"` // the mock upstream's
-	CPULoadgen  float64    `json:"cpu_loadgen_us_per_req"`  // this harness's
-	Syscalls    float64    `json:"target_syscalls_per_req"` // the target's read+write system calls
-	IdlePct     float64    `json:"machine_idle_pct"`        // share of all CPUs left idle
-	StealPct    float64    `json:"machine_steal_pct"`       // share taken by the hypervisor
-	SinceStart  [2]float64 `json:"window_s_since_modelgate_start"`
-}
-
-// summary is the median over rounds of one target's measurements.
-type summary struct {
-	Target      string        `json:"target"`
-	RPS         float64       `json:"rps"`
-	P50ms       float64       `json:"p50_ms"`
-	P99ms       float64       `json:"p99_ms"`
-	TTFB50ms    float64       `json:"ttfb_p50_ms"`
-	Errors      int           `json:"errors"` // summed over rounds
-	CPUTarget   float64       `json:"cpu_target_us_per_req"`
-	CPUUpstream float64       `json:"cpu_upstream_us_per_req"`
-	CPULoadgen  float64       `json:"cpu_loadgen_us_per_req"`
-	Syscalls    float64       `json:"target_syscalls_per_req"`
-	IdlePct     float64       `json:"machine_idle_pct"`
-	StealPct    float64       `json:"machine_steal_pct"`
-	Rounds      []measurement `json:"rounds"`
-}
-
-// passReport compares the targets of one pass. Each comparison is the
-// median over rounds of modelgate's figure against the proxy's in the same
-// round (measured seconds apart), with the middle half of the per-round
-// values (first to third quartile) to show how far one round can be
-// trusted.
-type passReport struct {
-	Pass    string    `json:"pass"`
-	Targets []summary `json:"targets"` // proxy, modelgate
-	// Ratio is modelgate's throughput ÷ the proxy's.
-	Ratio    float64    `json:"throughput_ratio"`
-	RatioMid [2]float64 `json:"throughput_ratio_middle_half"`
-	// CPURatio is modelgate's CPU time per request ÷ the proxy's.
-	CPURatio    float64    `json:"cpu_per_request_ratio"`
-	CPURatioMid [2]float64 `json:"cpu_per_request_ratio_middle_half"`
-	// AddedP99ms is modelgate's p99 latency − the proxy's.
-	AddedP99ms  float64    `json:"p99_added_ms"`
-	AddedP99Mid [2]float64 `json:"p99_added_ms_middle_half"`
-}
-
-type check struct {
-	Name string `json:"name"`
-	Pass bool   `json:"pass"`
-	Got  string `json:"got"`
-	Want string `json:"want"`
-}
-
-type report struct {
-	Machine       machine             `json:"machine"`
-	Settings      options             `json:"settings"`
-	DurationS     float64             `json:"duration_s"`
-	WarmupS       float64             `json:"warmup_s"`
-	LogLevel      string              `json:"modelgate_log_level"`
-	UsageRecords  bool                `json:"modelgate_usage_records"`
-	PromptBytes   int                 `json:"prompt_bytes"`
-	StreamEvents  int                 `json:"stream_data_events"`
-	PIDs          map[string]int      `json:"pids"`
-	Passes        []passReport        `json:"passes"`
-	RSSMB         map[string]float64  `json:"peak_rss_mb"`
-	Checks        []check             `json:"checks"`
-	Errors        int                 `json:"errors"`
-	FirstErrors   []string            `json:"first_errors,omitempty"`
-	ModelgateExit string              `json:"modelgate_exit"`
-	Logs          map[string][]string `json:"log_tails,omitempty"` // the children's stderr, when not empty
-}
-
-// build fills in the summaries, ratios and checks from res[pass][target][round].
-func (rep *report) build(passes []pass, targets []target, res [][][]measurement) {
-	for p, ps := range passes {
-		pr := passReport{Pass: ps.name}
-		for t, tg := range targets {
-			rounds := res[p][t]
-			s := summary{Target: tg.name, Rounds: rounds}
-			var rps, p50, p99, ttfb, ct, cu, cl, sc, idle, steal []float64
-			for _, m := range rounds {
-				rps = append(rps, m.RPS)
-				p50, p99, ttfb = append(p50, float64(m.P50)/1e6), append(p99, float64(m.P99)/1e6), append(ttfb, float64(m.TTFB50)/1e6)
-				ct, cu, cl = append(ct, m.CPUTarget), append(cu, m.CPUUpstream), append(cl, m.CPULoadgen)
-				sc = append(sc, m.Syscalls)
-				idle, steal = append(idle, m.IdlePct), append(steal, m.StealPct)
-				s.Errors += m.Errors
-				rep.Errors += m.Errors
-				for _, e := range m.FirstErrors {
-					if len(rep.FirstErrors) < maxErrorTexts {
-						rep.FirstErrors = append(rep.FirstErrors, ps.name+" "+tg.name+": "+e)
-					}
-				}
-			}
-			s.RPS, s.P50ms, s.P99ms, s.TTFB50ms = median(rps), median(p50), median(p99), median(ttfb)
-			s.CPUTarget, s.CPUUpstream, s.CPULoadgen = median(ct), median(cu), median(cl)
-			s.Syscalls = median(sc)
-			s.IdlePct, s.StealPct = median(idle), median(steal)
-			pr.Targets = append(pr.Targets, s)
-		}
-		rounds := pairRounds(res[p][0], res[p][1])
-		pr.Ratio, pr.RatioMid = rounds.throughput.mid()
-		pr.CPURatio, pr.CPURatioMid = rounds.cpu.mid()
-		pr.AddedP99ms, pr.AddedP99Mid = rounds.addedP99.mid()
-		rep.Passes = append(rep.Passes, pr)
-		rep.Checks = append(rep.Checks, check{Name: ps.name + " throughput modelgate ÷ proxy", Pass: pr.Ratio >= minRatio,
-			Got: fmt.Sprintf("%.3f", pr.Ratio), Want: fmt.Sprintf("≥ %.2f", minRatio)})
-		maxCPU := maxCPURatio
-		if ps.stream {
-			maxCPU = maxCPURatioSt
-		}
-		rep.Checks = append(rep.Checks, check{Name: ps.name + " CPU per request modelgate ÷ proxy", Pass: pr.CPURatio > 0 && pr.CPURatio <= maxCPU,
-			Got: fmt.Sprintf("%.2f", pr.CPURatio), Want: fmt.Sprintf("≤ %.2f", maxCPU)})
-		rep.Checks = append(rep.Checks, check{Name: ps.name + " p99 latency added", Pass: pr.AddedP99ms < maxAddedP99ms,
-			Got: fmt.Sprintf("%.2f ms", pr.AddedP99ms), Want: fmt.Sprintf("< %.0f ms", maxAddedP99ms)})
-	}
-	rss, ok := rep.RSSMB["modelgate"]
-	rep.Checks = append(rep.Checks, check{Name: "modelgate peak RSS (VmHWM)", Pass: ok && rss < maxRSSBytes/1e6,
-		Got: fmt.Sprintf("%.1f MB", rss), Want: fmt.Sprintf("< %.0f MB", maxRSSBytes/1e6)})
-}
-
-func (rep *report) print(out io.Writer) {
-	m, s := rep.Machine, rep.Settings
-	fmt.Fprintf(out, "machine:  %d CPUs, GOMAXPROCS %d, %s %s", m.CPUs, m.GOMAXPROCS, m.Go, m.OSArch)
-	if m.CPUModel != "" {
-		fmt.Fprintf(out, ", %s", m.CPUModel)
-	}
-	fmt.Fprintf(out, "\nsettings: %d clients, %gs measured after %gs warm-up, %d round(s) (median reported), prompt %d B of text\n",
-		s.Clients, rep.DurationS, rep.WarmupS, s.Rounds, rep.PromptBytes)
-	if s.Tenants > 1 {
-		fmt.Fprintf(out, "          requests spread over %d accounts with a key each, every client taking the keys in turn\n", s.Tenants)
-	}
-	if s.Usage != "" {
-		fmt.Fprintf(out, "          modelgate's usage section: %s\n", s.Usage)
-	}
-	if s.Group != "" {
-		fmt.Fprintf(out, "          modelgate's default group: %s\n", s.Group)
-	}
-	if s.Extra != "" {
-		fmt.Fprintf(out, "          modelgate's config also has: %s\n", s.Extra)
-	}
-	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events\n\n",
-		rep.LogLevel, s.LogRequests, rep.StreamEvents)
-
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "pass\ttarget\treq/s\tp50\tp99\tTTFB p50\terrors\tCPU µs/req: target\tupstream\tloadgen\tsyscalls/req\tmachine idle\tsteal\t")
-	for _, p := range rep.Passes {
-		for _, t := range p.Targets {
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2fms\t%.2fms\t%.2fms\t%d\t%.0f\t%.0f\t%.0f\t%.1f\t%.0f%%\t%.0f%%\t\n", p.Pass, t.Target, t.RPS,
-				t.P50ms, t.P99ms, t.TTFB50ms, t.Errors, t.CPUTarget, t.CPUUpstream, t.CPULoadgen, t.Syscalls, t.IdlePct, t.StealPct)
-		}
-	}
-	_ = tw.Flush()
-
-	fmt.Fprintln(out)
-	for _, p := range rep.Passes {
-		fmt.Fprintf(out, "%-11s modelgate ÷ proxy: throughput %.3f, CPU per request %.2f; p99 added %.2f ms\n", p.Pass+":", p.Ratio, p.CPURatio, p.AddedP99ms)
-		if len(p.Targets[0].Rounds) >= 4 {
-			fmt.Fprintf(out, "%-11s middle half of the rounds:  %.3f–%.3f,          %.2f–%.2f;        %.2f–%.2f ms\n", "",
-				p.RatioMid[0], p.RatioMid[1], p.CPURatioMid[0], p.CPURatioMid[1], p.AddedP99Mid[0], p.AddedP99Mid[1])
-		}
-	}
-	fmt.Fprintf(out, "peak RSS (VmHWM): modelgate %.1f MB, proxy %.1f MB, upstream %.1f MB\n",
-		rep.RSSMB["modelgate"], rep.RSSMB["proxy"], rep.RSSMB["upstream"])
-	fmt.Fprintf(out, "modelgate: %s", rep.ModelgateExit)
-	if len(rep.Logs["modelgate"]) == 0 {
-		fmt.Fprint(out, "; nothing logged at warn or above")
-	}
-	fmt.Fprintln(out)
-	for _, name := range []string{"modelgate", "proxy", "upstream"} {
-		if lines := rep.Logs[name]; len(lines) > 0 {
-			fmt.Fprintf(out, "%s stderr (last lines):\n    %s\n", name, strings.Join(lines, "\n    "))
-		}
-	}
-
-	fmt.Fprintf(out, "\nfor profiling: modelgate pid %d; measured windows (s since modelgate started):\n", rep.PIDs["modelgate"])
-	type window struct {
-		m     measurement
-		label string
-	}
-	var ws []window
-	for _, p := range rep.Passes {
-		for _, t := range p.Targets {
-			for i, r := range t.Rounds {
-				ws = append(ws, window{r, fmt.Sprintf("round %d %-10s %-9s", i+1, p.Pass, t.Target)})
-			}
-		}
-	}
-	slices.SortFunc(ws, func(a, b window) int { return a.m.Start.Compare(b.m.Start) })
-	for _, w := range ws {
-		fmt.Fprintf(out, "  %s %s – %s  (+%.1fs – +%.1fs)\n", w.label,
-			w.m.Start.Format("15:04:05.000"), w.m.End.Format("15:04:05.000"), w.m.SinceStart[0], w.m.SinceStart[1])
-	}
-	fmt.Fprintln(out, "\ntargets:")
-	for _, c := range rep.Checks {
-		verdict := "PASS"
-		if !c.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(out, "  %s  %-42s %s (want %s)\n", verdict, c.Name, c.Got, c.Want)
-	}
-	if rep.Errors > 0 {
-		fmt.Fprintf(out, "\n%d requests FAILED; first errors:\n", rep.Errors)
-		for _, e := range rep.FirstErrors {
-			fmt.Fprintln(out, "  "+e)
-		}
-	}
 }

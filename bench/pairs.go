@@ -29,6 +29,18 @@ func pairRounds(proxy, modelgate []measurement) pairedRounds {
 	return pr
 }
 
+// cpuVersus returns, round by round, one target's CPU per request in a
+// pass ÷ the same target's in another pass of the same round.
+func cpuVersus(this, other []measurement) spread {
+	var s spread
+	for r := range min(len(this), len(other)) {
+		if other[r].CPUTarget > 0 {
+			s = append(s, this[r].CPUTarget/other[r].CPUTarget)
+		}
+	}
+	return s
+}
+
 // spread is one value per round.
 type spread []float64
 

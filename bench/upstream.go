@@ -3,7 +3,8 @@ package main
 // The mock upstream: a stand-in for an OpenAI-compatible vendor that does
 // what a real server must (read and parse the request body, answer with a
 // realistic chat.completion or chat.completion.chunk stream) and nothing
-// slower, so that the measured cost is the proxies' and not its own.
+// slower, so that the measured cost is the proxies' and not its own. It
+// also answers Anthropic's Messages API (messages.go).
 
 import (
 	"bytes"
@@ -50,11 +51,12 @@ var (
 	outPool  = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 )
 
-// upstream serves POST /v1/chat/completions.
+// upstream serves POST /v1/chat/completions and POST /v1/messages.
 type upstream struct {
 	seq     atomic.Uint64
 	content []byte // the whole answer as a JSON string, for non-stream responses
 	chunks  [streamContentChunks][]byte
+	msg     *messagesMock
 }
 
 func newUpstream() *upstream {
@@ -65,12 +67,14 @@ func newUpstream() *upstream {
 		u.chunks[i] = jsonString(w)
 	}
 	u.content = jsonString(string(all))
+	u.msg = newMessagesMock(completionWords[:])
 	return u
 }
 
 func (u *upstream) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", u.chat)
+	mux.HandleFunc("POST /v1/messages", u.messages)
 	return mux
 }
 

@@ -126,11 +126,16 @@ func (c *Client) start(ctx context.Context) *provider.Call {
 // send posts body and returns the response once headers arrived, or the
 // client-facing error.
 func (c *Client) send(k *provider.Call, body []byte, stream bool) (*http.Response, error) {
+	return c.sendHeader(k, body, stream, c.header.Clone())
+}
+
+// sendHeader is send with the request headers h (which it keeps).
+func (c *Client) sendHeader(k *provider.Call, body []byte, stream bool, h http.Header) (*http.Response, error) {
 	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic %s: new request: %w", c.name, err)
 	}
-	hr.Header = c.header.Clone()
+	hr.Header = h
 	if stream {
 		hr.Header.Set("Accept", "text/event-stream")
 	} else {
