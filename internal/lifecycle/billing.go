@@ -276,7 +276,7 @@ func ReserveError(err error, amount money.Micros, param string) error {
 		if param != "" {
 			hint = ", or lower " + param + "."
 		}
-		return Quota("You exceeded your current Quota: the account's balance cannot cover this request's maximum cost (" +
+		return Quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
 			amount.String() + "). Add funds" + hint)
 	case errors.Is(err, billing.ErrKeyCap):
 		return Quota("This API key has reached its spend cap.")
