@@ -473,6 +473,9 @@ func (c *Charge) Delivered(text func(s *tokenize.Stream, chunk []byte)) *Deliver
 // AnswerTokens counts the generated text of a complete chat response.
 func (c *Charge) AnswerTokens(body []byte) func() int64 {
 	return func() int64 {
+		if c == nil {
+			return 0
+		}
 		s := c.Tok.NewStream()
 		AddText(s, body, "message")
 		return int64(s.Tokens())

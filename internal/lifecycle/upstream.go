@@ -174,8 +174,13 @@ func (c *Charge) SettleHeld(o Owes) money.Micros {
 	return c.SettleCost(c.Held())
 }
 
-// PromptCount is the gateway's count of a chat request's prompt.
+// PromptCount is the gateway's count of the request's prompt, as it was
+// admitted: a chat body's, a legacy completion's prompt, AdmitBody's
+// count. Nothing without billing.
 func (c *Charge) PromptCount() provider.Usage {
+	if c == nil {
+		return provider.Usage{}
+	}
 	return provider.Usage{PromptTokens: c.promptTokens()}
 }
 

@@ -241,7 +241,7 @@ func addOutputText(s *tokenize.Stream, body []byte) {
 }
 
 // nativeStream relays the vendor's event stream event by event, names
-// preserved, and charges it by the rules in streamend.go: the vendor's
+// preserved, and charges it by the rules in lifecycle's streamend.go: the vendor's
 // usage arrives in its terminal event (response.completed); delivered
 // deltas are counted as they go, for a client that leaves (or is too slow)
 // before it, and for an upstream that breaks the stream off after deltas

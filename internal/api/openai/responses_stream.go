@@ -39,7 +39,7 @@ func writeEvents(sw *sse.Writer, evs []responses.Event) error {
 }
 
 // translateStream relays a chat stream as Responses events, chunk by
-// chunk. Billing is chat's, by the rules in streamend.go: the event that
+// chunk. Billing is chat's, by the rules in lifecycle's streamend.go: the event that
 // carries the vendor's usage to the client is response.completed, which
 // the translation writes once the upstream's stream has ended; a stream
 // the upstream broke off after content reached the client ends with

@@ -84,7 +84,7 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	defer u.End()
 	if err != nil {
 		// Once the vendor had the audio it bills all of it, whether or not
-		// the client waits: the reservation is charged (see streamend.go).
+		// the client waits: the reservation is charged (see lifecycle's streamend.go).
 		out.Cost = c.SettleHeld(u.Owed(err, false))
 		h.fail(w, info, err)
 		return
