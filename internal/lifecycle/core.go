@@ -1,12 +1,15 @@
 // Package lifecycle runs one request from authentication to its usage
-// record, the same for every front door: authenticate (the key, then its
-// rate limits) → limit → admit (price the model, count the key's tokens,
-// reserve the most the request can cost) → route with failover across the
-// model's deployments → relay the answer (whole, or as a stream, charged by
-// the rules in streamend.go) → settle the charge → record the usage. A door
-// (internal/api/openai, internal/api/anthropic) decodes, validates and
-// encodes its own wire format and calls Core for everything in between; the
-// chat exchange itself is Core.Chat, with the door's ChatEncoder.
+// record, the same for every front door: authenticate (Core.Authenticate)
+// → limit (the key's rate limits, rate-limit headers) → admit (price the
+// model, count the key's tokens, reserve the most the request can cost:
+// AdmitChat, AdmitCompletion, AdmitBody) → route with failover across the
+// model's deployments (Tries) → relay the answer, whole or as a stream
+// (Relay, charged by the rules in streamend.go) → settle the charge →
+// record the usage (Core.Record). A door (internal/api/openai,
+// internal/api/anthropic) decodes, validates and encodes its own wire
+// format and calls Core for everything in between; the chat exchange
+// itself is Core.Chat, which speaks through the door's ChatEncoder. This
+// package imports no door.
 package lifecycle
 
 import (
