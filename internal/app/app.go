@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
@@ -148,7 +149,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
-	h := &openai.Handler{
+	core := &lifecycle.Core{
 		Billing: bill,
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)).WithRules(groupRules(cfg)),
@@ -157,23 +158,26 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		MaxBody: cfg.MaxRequestBytes,
 		Log:     o.Logger,
 		Now:     o.Now,
-		Images:  images,
-		Origin:  links,
 		Refused: a.upkeep.refused,
 
 		KeyRefusals: a.upkeep.refusals,
 
-		Responses:    st,
-		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 		DrainTimeout: time.Duration(cfg.DrainTimeout),
 
 		// In memory, per replica: a Redis implementation of the same
 		// interfaces comes with the scale-out.
-		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
+		RateLimits: &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
 
 		Retry:     retryOf(cfg),
 		FirstByte: firstByte(cfg),
+	}
+	h := &openai.Handler{
+		Core:      core,
+		Images:    images,
+		Origin:    links,
+		Responses: st,
+		Chains:    chain.New(st, chain.Options{Log: o.Logger}),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	if err := a.openMetrics(cfg, h); err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 )
@@ -29,8 +30,8 @@ func toWire(m route.Model) modelWire {
 func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.list"
-	defer h.record(info, &outcome{})
-	p, err := h.authenticate(w, r, info)
+	defer h.Record(info, &lifecycle.Outcome{})
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -49,8 +50,8 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.retrieve"
-	defer h.record(info, &outcome{})
-	p, err := h.authenticate(w, r, info)
+	defer h.Record(info, &lifecycle.Outcome{})
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
