@@ -69,7 +69,9 @@ func parseMessagesBody(body []byte, create bool) (*parsed, *apierr.Error) {
 	if e := (reqCheck{create: create}).top(body); e != nil {
 		return nil, e
 	}
-	if err := json.Unmarshal(body, &p.Req); err != nil {
+	// The walk has checked every member's type, so this cannot fail; it
+	// skips encoding/json's validation pass (jsonx.Check did that).
+	if err := p.Req.UnmarshalJSON(body); err != nil {
 		return nil, apierr.Invalid("", "We could not decode the request body: %v.", err)
 	}
 	var sp [1]jsonx.Span

@@ -1,15 +1,9 @@
 package anthropicwire
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
-
-	"github.com/modelgate/modelgate/internal/jsonx"
 )
 
 // MessagesRequest is the body of POST /v1/messages and of
@@ -70,27 +64,6 @@ func TextContent(s string) Content { return Content{Text: &s} }
 
 // IsText reports whether the content was a string.
 func (c Content) IsText() bool { return c.Text != nil }
-
-// UnmarshalJSON accepts a string, a list of blocks or null.
-func (c *Content) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	*c = Content{}
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		c.Text = &s
-		return nil
-	case len(b) > 0 && b[0] == '[':
-		c.Blocks = []Block{}
-		return json.Unmarshal(b, &c.Blocks)
-	}
-	return fmt.Errorf("anthropicwire: content: want a string or a list of content blocks")
-}
 
 // MarshalJSON writes the form the content was read in.
 func (c Content) MarshalJSON() ([]byte, error) {
@@ -162,18 +135,6 @@ type Source struct {
 	FileID    string   `json:"file_id,omitempty"`
 	Content   *Content `json:"content,omitempty"`
 	Name      string   `json:"-"`
-}
-
-type sourceFields Source
-
-// UnmarshalJSON accepts a source object or a string (search_result).
-func (s *Source) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	*s = Source{}
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &s.Name)
-	}
-	return json.Unmarshal(b, (*sourceFields)(s))
 }
 
 // MarshalJSON writes a string source as a string, else the object.
@@ -249,46 +210,19 @@ type OutputFormat struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// The types with an Extra member decode through these shadows (which have
-// no methods, so encoding/json does not recurse) and keep the rest.
+// The types with an Extra member (and Source) marshal through these shadows,
+// which have no methods, so encoding/json does not recurse.
 type (
 	requestFields      MessagesRequest
 	requestBlockFields Block
 	toolFields         Tool
 	outputConfigFields OutputConfig
+	sourceFields       Source
 )
-
-// Known member names of the types with Extra, read once from their tags.
-var (
-	requestKeys      = jsonKeys(reflect.TypeFor[MessagesRequest]())
-	blockKeys        = jsonKeys(reflect.TypeFor[Block]())
-	toolKeys         = jsonKeys(reflect.TypeFor[Tool]())
-	outputConfigKeys = jsonKeys(reflect.TypeFor[OutputConfig]())
-)
-
-// UnmarshalJSON decodes the request and keeps unknown members in Extra.
-func (r *MessagesRequest) UnmarshalJSON(b []byte) error {
-	*r = MessagesRequest{}
-	if err := json.Unmarshal(b, (*requestFields)(r)); err != nil {
-		return err
-	}
-	r.Extra = extraMembers(b, requestKeys)
-	return nil
-}
 
 // MarshalJSON writes the named members and then Extra.
 func (r MessagesRequest) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra((*requestFields)(&r), r.Extra)
-}
-
-// UnmarshalJSON decodes the block and keeps unknown members in Extra.
-func (b *Block) UnmarshalJSON(data []byte) error {
-	*b = Block{}
-	if err := json.Unmarshal(data, (*requestBlockFields)(b)); err != nil {
-		return err
-	}
-	b.Extra = extraMembers(data, blockKeys)
-	return nil
 }
 
 // MarshalJSON writes the named members and then Extra.
@@ -296,63 +230,14 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra((*requestBlockFields)(&b), b.Extra)
 }
 
-// UnmarshalJSON decodes the tool and keeps unknown members in Extra.
-func (t *Tool) UnmarshalJSON(b []byte) error {
-	*t = Tool{}
-	if err := json.Unmarshal(b, (*toolFields)(t)); err != nil {
-		return err
-	}
-	t.Extra = extraMembers(b, toolKeys)
-	return nil
-}
-
 // MarshalJSON writes the named members and then Extra.
 func (t Tool) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra((*toolFields)(&t), t.Extra)
 }
 
-// UnmarshalJSON decodes output_config and keeps unknown members in Extra.
-func (o *OutputConfig) UnmarshalJSON(b []byte) error {
-	*o = OutputConfig{}
-	if err := json.Unmarshal(b, (*outputConfigFields)(o)); err != nil {
-		return err
-	}
-	o.Extra = extraMembers(b, outputConfigKeys)
-	return nil
-}
-
 // MarshalJSON writes the named members and then Extra.
 func (o OutputConfig) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra((*outputConfigFields)(&o), o.Extra)
-}
-
-// jsonKeys lists the JSON member names of a struct type's fields.
-func jsonKeys(t reflect.Type) []string {
-	var keys []string
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys = append(keys, name)
-		}
-	}
-	return keys
-}
-
-// extraMembers returns the members of the object b whose names are not in
-// known (nil when there are none). b has been decoded already, so it is
-// valid JSON.
-func extraMembers(b []byte, known []string) map[string]json.RawMessage {
-	var extra map[string]json.RawMessage
-	_ = jsonx.Each(b, func(k, v []byte) bool {
-		if !slices.Contains(known, string(k)) {
-			if extra == nil {
-				extra = make(map[string]json.RawMessage)
-			}
-			extra[string(k)] = bytes.Clone(v)
-		}
-		return true
-	})
-	return extra
 }
 
 // marshalWithExtra marshals v (a struct) and appends the extra members, in
