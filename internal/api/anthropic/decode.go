@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -103,27 +102,41 @@ func parseMessagesBody(body []byte, create bool) (*parsed, *apierr.Error) {
 	return p, nil
 }
 
-// checkToolResults refuses a tool_result whose tool_use_id matches no
-// tool_use block of the assistant message right before it, as Anthropic
-// does.
+// checkToolResults refuses, as Anthropic does, a tool_result whose
+// tool_use_id matches no tool_use block of the assistant message right
+// before it, and a tool_use that the message after it (when there is one)
+// does not answer with a tool_result.
 func checkToolResults(msgs []anthropicwire.Message) *apierr.Error {
-	for i, m := range msgs {
-		for j, b := range m.Content.Blocks {
-			if b.Type != "tool_result" {
-				continue
+	for i := range msgs {
+		blocks := msgs[i].Content.Blocks
+		for j := range blocks {
+			b := &blocks[j]
+			switch {
+			case b.Type == "tool_result" && (i == 0 || msgs[i-1].Role != "assistant" || !hasBlock(msgs[i-1], "tool_use", b.ToolUseID)):
+				at := fmt.Sprintf("messages.%d.content.%d", i, j)
+				return apierr.Invalid(at+".tool_use_id", "%s: unexpected 'tool_use_id' found in 'tool_result' blocks: %s. "+
+					"Each 'tool_result' block must have a corresponding 'tool_use' block in the previous message, "+
+					"which must be an assistant message.", at, b.ToolUseID)
+			case b.Type == "tool_use" && msgs[i].Role == "assistant" && i+1 < len(msgs) && !hasBlock(msgs[i+1], "tool_result", b.ID):
+				at := fmt.Sprintf("messages.%d.content.%d", i, j)
+				return apierr.Invalid(at+".id", "messages.%d: 'tool_use' ids were found without 'tool_result' blocks immediately after: %s. "+
+					"Each 'tool_use' block must have a corresponding 'tool_result' block in the next message.", i, b.ID)
 			}
-			if i > 0 && msgs[i-1].Role == "assistant" && slices.ContainsFunc(msgs[i-1].Content.Blocks, func(u anthropicwire.Block) bool {
-				return u.Type == "tool_use" && u.ID == b.ToolUseID
-			}) {
-				continue
-			}
-			at := fmt.Sprintf("messages.%d.content.%d", i, j)
-			return apierr.Invalid(at+".tool_use_id", "%s: unexpected 'tool_use_id' found in 'tool_result' blocks: %s. "+
-				"Each 'tool_result' block must have a corresponding 'tool_use' block in the previous message, "+
-				"which must be an assistant message.", at, b.ToolUseID)
 		}
 	}
 	return nil
+}
+
+// hasBlock reports whether m has a block of type typ that refers to id
+// (a tool_use's id, a tool_result's tool_use_id).
+func hasBlock(m anthropicwire.Message, typ, id string) bool {
+	for k := range m.Content.Blocks {
+		b := &m.Content.Blocks[k]
+		if b.Type == typ && (b.ID == id && typ == "tool_use" || b.ToolUseID == id && typ == "tool_result") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkImageSizes refuses a base64 image larger than Anthropic accepts,
@@ -386,8 +399,12 @@ func (c reqCheck) source(v []byte, at, blockType string) *apierr.Error {
 
 // tool checks one tool definition.
 func (c reqCheck) tool(at string, v []byte) *apierr.Error {
+	if k := jsonx.Kind(v); k != "object" {
+		return wrongJSONType(at, "an object", k)
+	}
 	custom := true
-	e := c.object(v, at, []string{"type", "name", "description", "input_schema", "cache_control", "strict"}, func(k string, v []byte) *apierr.Error {
+	var name, schema []byte // read here: a tool is big, so it is walked once
+	e := c.members(v, at, []string{"type", "name", "description", "input_schema", "cache_control", "strict"}, func(k string, v []byte) *apierr.Error {
 		p := at + "." + k
 		switch k {
 		case "type":
@@ -395,8 +412,13 @@ func (c reqCheck) tool(at string, v []byte) *apierr.Error {
 				return e
 			}
 			custom = jsonx.IsNull(v) || string(v) == `"custom"`
-		case "name", "description":
+		case "name":
+			name = v
 			return c.str(v, p)
+		case "description":
+			return c.str(v, p)
+		case "input_schema":
+			schema = v
 		case "cache_control":
 			return c.cacheControl(v, p)
 		case "strict":
@@ -404,28 +426,20 @@ func (c reqCheck) tool(at string, v []byte) *apierr.Error {
 		}
 		return nil
 	})
-	if e != nil {
+	switch {
+	case e != nil:
 		return e
-	}
-	if k := jsonx.Kind(v); k != "object" {
-		return wrongJSONType(at, "an object", k)
-	}
-	name, _ := jsonx.Field(v, "name")
-	if jsonx.Kind(name) != "string" {
+	case jsonx.Kind(name) != "string":
 		return missingParam(at + ".name")
-	}
-	if string(name) == `""` {
+	case string(name) == `""`:
 		return apierr.Invalid(at+".name", "Invalid '%s.name': a tool needs a name.", at)
-	}
-	if !custom {
+	case !custom:
 		return nil
-	}
-	schema, ok := jsonx.Field(v, "input_schema")
-	if !ok || jsonx.IsNull(schema) {
+	case schema == nil || jsonx.IsNull(schema):
 		return missingParam(at + ".input_schema")
-	}
-	if k := jsonx.Kind(schema); k != "object" {
-		return apierr.Invalid(at+".input_schema", "Invalid '%s.input_schema': a tool's input schema must be a JSON Schema object, but got %s.", at, jsonArticle(k))
+	case jsonx.Kind(schema) != "object":
+		return apierr.Invalid(at+".input_schema", "Invalid '%s.input_schema': a tool's input schema must be a JSON Schema object, but got %s.",
+			at, jsonArticle(jsonx.Kind(schema)))
 	}
 	return nil
 }

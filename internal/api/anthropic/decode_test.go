@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -65,11 +66,13 @@ var badBodies = []struct {
 	{"stream 1", msgBody(`"stream":1,` + hiMessages), "stream", "expected a boolean, but got a number"},
 	{"orphan tool_result", msgBody(`"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"42"}]}]`),
 		"messages.0.content.0.tool_use_id", "unexpected 'tool_use_id' found in 'tool_result' blocks: toolu_x"},
-	{"tool_result wrong id", msgBody(`"messages":[` + toolTurn + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_02","content":"sunny"}]}]`),
-		"messages.2.content.0.tool_use_id", "toolu_02. Each 'tool_result' block must have a corresponding 'tool_use' block in the previous message"},
+	{"tool_result wrong id", msgBody(`"messages":[` + toolTurn + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"sunny"},{"type":"tool_result","tool_use_id":"toolu_02","content":"rain"}]}]`),
+		"messages.2.content.1.tool_use_id", "toolu_02. Each 'tool_result' block must have a corresponding 'tool_use' block in the previous message"},
 	{"tool_result after a later turn", msgBody(`"messages":[` + toolTurn + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"sunny"}]},` +
 		`{"role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"again"}]}]`),
 		"messages.4.content.0.tool_use_id", "toolu_01"},
+	{"tool_use unanswered", msgBody(`"messages":[` + toolTurn + `,{"role":"user","content":"never mind"}]`),
+		"messages.1.content.1.id", "messages.1: 'tool_use' ids were found without 'tool_result' blocks immediately after: toolu_01"},
 	{"tool_result no id", msgBody(`"messages":[{"role":"user","content":[{"type":"tool_result","content":"42"}]}]`), "messages.0.content.0.tool_use_id", "Missing required parameter"},
 	{"tool_result content number", msgBody(`"messages":[` + toolTurn + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":5}]}]`),
 		"messages.2.content.0.content", "expected a string or an array of content blocks"},
@@ -207,6 +210,50 @@ func TestBase64Decoded(t *testing.T) {
 	}{{"", 0}, {"QQ==", 1}, {"QUI=", 2}, {"QUJD", 3}, {"QQ", 1}, {"QUI", 2}, {"QUJDRA==", 4}} {
 		if got := base64Decoded(tc.in); got != tc.want {
 			t.Errorf("base64Decoded(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// claudeCodeRequest is a request in the shape Claude Code sends (system
+// blocks with cache_control, a tool round trip with thinking, ten custom
+// tools whose schemas carry $schema, metadata.user_id, thinking, stream).
+func claudeCodeRequest(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/claude_code_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseClaudeCodeRequest(t *testing.T) {
+	p, e := parseMessages(claudeCodeRequest(t))
+	if e != nil {
+		t.Fatal(e)
+	}
+	if !p.Stream || p.MaxTokens != 32000 || p.Model != "claude-sonnet-4-5-20250929" || len(p.Req.Tools) != 10 ||
+		len(p.Req.Messages) != 3 || p.Req.Thinking.Type != "enabled" || len(p.Req.System.Blocks) != 2 {
+		t.Errorf("parsed %+v", p)
+	}
+}
+
+func BenchmarkParseMessages(b *testing.B) {
+	body := claudeCodeRequest(b)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := parseMessages(body); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
+
+func BenchmarkParseMessagesImage(b *testing.B) {
+	body := []byte(msgBody(`"messages":[{"role":"user","content":[` + bigImage(4<<20) + `]}]`))
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, e := parseMessages(body); e != nil {
+			b.Fatal(e)
 		}
 	}
 }

@@ -306,3 +306,55 @@ func compact(s string) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestToChatClaudeCodeRequest(t *testing.T) {
+	p, e := parseMessages(claudeCodeRequest(t))
+	if e != nil {
+		t.Fatal(e)
+	}
+	for _, o := range []chatOptions{{Stream: true}, {Reasons: true, Stream: true}} {
+		got, e := toChat(p, o)
+		if e != nil {
+			t.Fatal(e)
+		}
+		if err := chatOracle(got); err != nil {
+			t.Error(err)
+		}
+		var r struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+			Tools           []json.RawMessage `json:"tools"`
+			ReasoningEffort string            `json:"reasoning_effort"`
+			User            string            `json:"user"`
+		}
+		if err := json.Unmarshal(got, &r); err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range r.Messages {
+			roles = append(roles, m.Role)
+		}
+		if strings.Join(roles, ",") != "system,user,assistant,tool,user" || r.Messages[3].ToolCallID != "toolu_01A09q90qw90lq917835lq9" ||
+			len(r.Tools) != 10 || !strings.HasPrefix(r.User, "user_2f8e") {
+			t.Errorf("roles %v, tool_call_id %q, %d tools, user %q", roles, r.Messages[3].ToolCallID, len(r.Tools), r.User)
+		}
+		if want := map[bool]string{false: "", true: "high"}[o.Reasons]; r.ReasoningEffort != want {
+			t.Errorf("reasoning_effort %q, want %q", r.ReasoningEffort, want)
+		}
+	}
+}
+
+func BenchmarkToChat(b *testing.B) {
+	p, e := parseMessages(claudeCodeRequest(b))
+	if e != nil {
+		b.Fatal(e)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := toChat(p, chatOptions{Stream: true}); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
