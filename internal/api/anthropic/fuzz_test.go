@@ -8,7 +8,8 @@ import (
 // FuzzParseMessages feeds the Messages decoder arbitrary bodies, seeded
 // from the table tests: parseMessages and, for what it accepts, toChat
 // (both ways of options) must not panic, must answer with a 400 when they
-// refuse, and an accepted body's chat translation must be valid JSON.
+// refuse; an accepted body's decoded request must marshal, and its chat
+// translation must be valid JSON.
 func FuzzParseMessages(f *testing.F) {
 	for _, tc := range badBodies {
 		if len(tc.body) < 64<<10 {
@@ -36,6 +37,9 @@ func FuzzParseMessages(f *testing.F) {
 		}
 		if p.Model == "" || p.MaxTokens < 1 || len(p.Req.Messages) == 0 {
 			t.Fatalf("accepted an incomplete request: %+v", p)
+		}
+		if b, err := json.Marshal(&p.Req); err != nil || !json.Valid(b) {
+			t.Fatalf("the decoded request does not marshal: %v", err)
 		}
 		for _, o := range []chatOptions{{}, {Reasons: true, Stream: true}} {
 			out, e := toChat(p, o)

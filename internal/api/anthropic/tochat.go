@@ -218,7 +218,7 @@ func (t chatTranslator) systemText(c anthropicwire.Content, at string) (string, 
 	for j := range c.Blocks {
 		b := &c.Blocks[j]
 		if b.Type != "text" {
-			return "", t.refuse(at+"."+strconv.Itoa(j), "a "+b.Type+" block in a system message")
+			return "", t.refuse(at+"."+strconv.Itoa(j), blockWhat(b)+" in a system message")
 		}
 		texts = append(texts, b.Text)
 	}
@@ -420,6 +420,9 @@ func blockWhat(b *anthropicwire.Block) string {
 	}
 	if strings.HasSuffix(b.Type, "_tool_result") {
 		return "a " + b.Type + " block of a server tool"
+	}
+	if b.Type != "" && strings.ContainsRune("aeiou", rune(b.Type[0])) {
+		return "an " + b.Type + " block"
 	}
 	return "a " + b.Type + " block"
 }

@@ -184,7 +184,7 @@ var refusals = []struct {
 	{"image file source", `"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"file_011"}}]}]`,
 		"messages.0.content.0.source", "an image from the Files API"},
 	{"image in system message", `"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"https://x"}}]},{"role":"user","content":"q"}]`,
-		"messages.0.content.0", "a image block in a system message"},
+		"messages.0.content.0", "an image block in a system message"},
 }
 
 func TestToChatRefuses(t *testing.T) {
