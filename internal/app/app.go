@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/api/anthropic"
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/chain"
@@ -211,7 +212,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if con != nil {
 		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
 	}
-	mux := a.mux(h)
+	mux := a.mux(h, cfg)
 	a.current.Store(&mux)
 	a.server = server.New(http.HandlerFunc(a.serveHTTP), time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
@@ -221,7 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 // mux routes the public listener to h (the /v1 handler), the image
 // files, the console and the probes.
-func (a *App) mux(h *openai.Handler) http.Handler {
+func (a *App) mux(h *openai.Handler, cfg *config.Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -229,6 +230,28 @@ func (a *App) mux(h *openai.Handler) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
 	h.Routes(mux)
+	// The Anthropic Messages door, on the same lifecycle; GET /v1/models
+	// answers in Anthropic's shape to clients that send anthropic-version.
+	msg := &anthropic.Handler{Core: h.Core, Forward: cfg.Messages.ForwardHeaders}
+	msg.Routes(mux)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if anthropic.Wants(r) {
+			msg.ListModels(w, r)
+			return
+		}
+		h.ListModels(w, r)
+	})
+	mux.HandleFunc("GET /v1/models/{model...}", func(w http.ResponseWriter, r *http.Request) {
+		if anthropic.Wants(r) {
+			msg.GetModel(w, r)
+			return
+		}
+		h.GetModel(w, r)
+	})
+	// Claude Code probes the base URL before its first request.
+	probe := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+	mux.HandleFunc("HEAD /{$}", probe)
+	mux.HandleFunc("HEAD /api/hello", probe)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	mountConsole(mux, a.con)
 	return mux

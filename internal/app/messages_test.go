@@ -22,7 +22,7 @@ func (g *gateway) claudeClient(key string, opts ...option.RequestOption) anthrop
 	return anthropic.NewClient(append(base, opts...)...)
 }
 
-func hello(model string) anthropic.MessageNewParams {
+func claudeHello(model string) anthropic.MessageNewParams {
 	return anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 256,
 		System:   []anthropic.TextBlockParam{{Text: "Be brief."}},
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello"))}}
@@ -47,7 +47,7 @@ func TestMessagesPassThrough(t *testing.T) {
 				option.WithHeader("x-app", "cli"))
 			var msg anthropic.Message
 			if stream {
-				s := c.Messages.NewStreaming(context.Background(), hello("claude-test"))
+				s := c.Messages.NewStreaming(context.Background(), claudeHello("claude-test"))
 				for s.Next() {
 					if err := msg.Accumulate(s.Current()); err != nil {
 						t.Fatal(err)
@@ -57,7 +57,7 @@ func TestMessagesPassThrough(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				m, err := c.Messages.New(context.Background(), hello("claude-test"))
+				m, err := c.Messages.New(context.Background(), claudeHello("claude-test"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -94,7 +94,7 @@ func TestMessagesTranslated(t *testing.T) {
 			c := g.claudeClient(g.keys["default"])
 			var msg anthropic.Message
 			if stream {
-				s := c.Messages.NewStreaming(context.Background(), hello("gpt-4o-mini"))
+				s := c.Messages.NewStreaming(context.Background(), claudeHello("gpt-4o-mini"))
 				for s.Next() {
 					if err := msg.Accumulate(s.Current()); err != nil {
 						t.Fatal(err)
@@ -104,7 +104,7 @@ func TestMessagesTranslated(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				m, err := c.Messages.New(context.Background(), hello("gpt-4o-mini"))
+				m, err := c.Messages.New(context.Background(), claudeHello("gpt-4o-mini"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -136,7 +136,7 @@ func TestMessagesToolRoundTrip(t *testing.T) {
 			t.Run(model+map[bool]string{false: "/json", true: "/stream"}[stream], func(t *testing.T) {
 				g, _ := startAnthropicGateway(t)
 				c := g.claudeClient(g.keys["default"])
-				p := hello(model)
+				p := claudeHello(model)
 				p.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", Description: anthropic.String("Weather"),
 					InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"location": map[string]any{"type": "string"}}}}}}
 				turn := func() anthropic.Message {
@@ -197,7 +197,8 @@ func TestMessagesErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := g.claudeClient(tc.key).Messages.New(context.Background(), hello(tc.model))
+			c := g.claudeClient(tc.key)
+			_, err := c.Messages.New(context.Background(), claudeHello(tc.model))
 			var ae *anthropic.Error
 			if !errors.As(err, &ae) {
 				t.Fatalf("err %v", err)
@@ -286,7 +287,8 @@ func TestMessagesCountTokensAndModels(t *testing.T) {
 	if err != nil || len(next.Data) == 0 || next.Data[0].ID == page.Data[1].ID {
 		t.Errorf("next page %+v, %v", next, err)
 	}
-	basic, err := g.claudeClient(g.keys["basic"]).Models.List(context.Background(), anthropic.ModelListParams{Limit: anthropic.Int(1000)})
+	bc := g.claudeClient(g.keys["basic"])
+	basic, err := bc.Models.List(context.Background(), anthropic.ModelListParams{Limit: anthropic.Int(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}

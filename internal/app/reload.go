@@ -98,7 +98,7 @@ func (a *App) handlerFor(l *live) http.Handler {
 	core.Retry = retryOf(l.cfg)
 	core.FirstByte = firstByte(l.cfg)
 	h.Core = &core
-	return a.mux(&h)
+	return a.mux(&h, l.cfg)
 }
 
 // serveHTTP serves every request with the current mux.

@@ -75,14 +75,11 @@ func (h *Handler) countLocal(pm *parsed) (int64, error) {
 	if e != nil {
 		return 0, e
 	}
-	if h.Billing == nil || h.Billing.Tokens == nil {
+	tok := h.tokenizer(pm.Model, pm.Model)
+	if tok == nil {
 		return int64(len(body)) / 4, nil
 	}
-	name := ""
-	if mp, ok := h.Billing.Prices(pm.Model, pm.Model); ok {
-		name = mp.Tokenizer
-	}
-	n, err := h.Billing.Tokens.For(name).ChatPrompt(body)
+	n, err := tok.ChatPrompt(body)
 	if err != nil {
 		return 0, apierr.Internal(err)
 	}

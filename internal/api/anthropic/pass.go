@@ -28,8 +28,7 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, info *reqinfo.Inf
 	}
 	req := &provider.MessagesRequest{PublicModel: pm.Model, UpstreamModel: d.Upstream, Body: body, Stream: pm.Stream,
 		Header: h.forwarded(r)}
-	count := promptCounter(pm)
-	c, err := h.AdmitBody(r.Context(), info, p, pm.Model, d.Upstream, body, pm.MaxTokens, count)
+	c, err := h.AdmitBody(r.Context(), info, p, pm.Model, d.Upstream, body, pm.MaxTokens, h.promptCounter(pm, d.Upstream, len(body)))
 	lifecycle.LimitTokenHeaders(w, info)
 	if err != nil {
 		fail(w, info, err)
@@ -44,7 +43,7 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, info *reqinfo.Inf
 			st, more, serr := openEvents(u.Ctx(r), m, req)
 			if serr == nil {
 				t.Opened()
-				upErr, done := h.Relay(w, r, info, st, more, h.streamBill(c, u, out), passEncoder{})
+				upErr, done := h.Relay(w, r, info, st, more, lifecycle.StreamBill{Charge: c, Up: u, Delivered: c.Delivered(eventText), Out: out}, passEncoder{})
 				t.StreamEnded(upErr, done)
 				return
 			}
@@ -81,7 +80,7 @@ func (h *Handler) again(r *http.Request, info *reqinfo.Info, p gate.Principal, t
 	}
 	if owed != lifecycle.OwesNothing || nd.PriceKey != d.PriceKey {
 		c.Carry(owed, c.PromptCount, out)
-		if c, err = h.AdmitBody(r.Context(), info, p, pm.Model, nd.Upstream, body, pm.MaxTokens, promptCounter(pm)); err != nil {
+		if c, err = h.AdmitBody(r.Context(), info, p, pm.Model, nd.Upstream, body, pm.MaxTokens, h.promptCounter(pm, nd.Upstream, len(body))); err != nil {
 			return nd, nil, nil, err
 		}
 	}
@@ -115,16 +114,32 @@ func (e events) Chunk() []byte { return e.Event() }
 // promptCounter counts a Messages request's prompt with the model's
 // tokenizer, through its chat translation (what the gateway counts a chat
 // prompt by), for the reservation when the cheap bound does not fit and
-// for a settlement without the vendor's usage.
-func promptCounter(pm *parsed) func(tok *tokenize.Tokenizer) (int64, error) {
-	return func(tok *tokenize.Tokenizer) (int64, error) {
+// for a settlement without the vendor's usage. size is the body's length,
+// the count of a request that cannot be translated (every token is at
+// least a byte).
+func (h *Handler) promptCounter(pm *parsed, upstream string, size int) func() (int64, error) {
+	return func() (int64, error) {
+		tok := h.tokenizer(pm.Model, upstream)
 		body, e := toChat(pm, chatOptions{})
-		if e != nil {
-			return int64(len(pm.raw)), nil // cannot be translated: every token is at least a byte
+		if tok == nil || e != nil {
+			return int64(size), nil
 		}
 		n, err := tok.ChatPrompt(body)
 		return int64(n), err
 	}
+}
+
+// tokenizer is the tokenizer the catalog names for model (served as
+// upstream), nil when billing is off.
+func (h *Handler) tokenizer(model, upstream string) *tokenize.Tokenizer {
+	if h.Billing == nil || h.Billing.Tokens == nil {
+		return nil
+	}
+	name := ""
+	if mp, ok := h.Billing.Prices(model, upstream); ok {
+		name = mp.Tokenizer
+	}
+	return h.Billing.Tokens.For(name)
 }
 
 // passEncoder writes a pass-through answer as the vendor sent it.

@@ -63,8 +63,8 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("/v1/responses", h.only(http.MethodPost, h.responses))
 	mux.Handle("/v1/responses/{id}", h.only(http.MethodGet, h.getResponse))
 	mux.Handle("/v1/responses/{id}/cancel", h.only(http.MethodPost, h.cancelResponse))
-	mux.Handle("/v1/models", h.only(http.MethodGet, h.listModels))
-	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.getModel))
+	mux.Handle("/v1/models", h.only(http.MethodGet, h.ListModels))
+	mux.Handle("/v1/models/{model...}", h.only(http.MethodGet, h.GetModel))
 	h.videoRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		info := reqinfo.From(r.Context())

@@ -26,8 +26,8 @@ func toWire(m route.Model) modelWire {
 	return modelWire{ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy}
 }
 
-// listModels answers GET /v1/models with the key's group's models only.
-func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
+// ListModels answers GET /v1/models with the key's group's models only.
+func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.list"
 	defer h.Record(info, &lifecycle.Outcome{})
@@ -45,9 +45,9 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// getModel answers GET /v1/models/{model}; a model outside the group gets
+// GetModel answers GET /v1/models/{model}; a model outside the group gets
 // the same 404 as an unknown one.
-func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) GetModel(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.retrieve"
 	defer h.Record(info, &lifecycle.Outcome{})
