@@ -73,7 +73,7 @@ func TestAgentsClaudeCode(t *testing.T) {
 				t.Errorf("claude's result %+v lacks %q", res, script.Marker)
 			}
 			checkAgentTurns(t, v, tc.vendorPath, upstream)
-			checkAgentUsage(t, g, v, "messages", model)
+			checkAgentUsage(t, g, v, "messages", model, 2)
 		})
 	}
 }

@@ -80,7 +80,7 @@ func TestAgentsCodex(t *testing.T) {
 				t.Errorf("codex's final output lacks %q: %q", script.Marker, run.Stdout)
 			}
 			checkAgentTurns(t, v, tc.vendorPath, upstream)
-			checkAgentUsage(t, g, v, "responses", model)
+			checkAgentUsage(t, g, v, "responses", model, 2)
 		})
 	}
 }

@@ -54,6 +54,7 @@ type agentTurn struct {
 	Stream   bool
 	Tool     string // the shell tool called, "" when the answer is text
 	Answered bool   // the answer quotes the marker
+	Header   http.Header
 	Body     []byte
 }
 
@@ -96,12 +97,12 @@ type agentRequest struct {
 
 // decide picks the turn: the answer once the tool's output is in the
 // request, else a call of the first shell tool offered, else plain text.
-func (v *agentVendor) decide(path string, body []byte) (agentTurn, error) {
+func (v *agentVendor) decide(path string, header http.Header, body []byte) (agentTurn, error) {
 	var req agentRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return agentTurn{}, fmt.Errorf("decode %s request: %w", path, err)
 	}
-	turn := agentTurn{Path: path, Model: req.Model, Stream: req.Stream, Body: body}
+	turn := agentTurn{Path: path, Model: req.Model, Stream: req.Stream, Header: header, Body: body}
 	if bytes.Contains(body, []byte(v.script.Marker)) {
 		turn.Answered = true
 	} else {
@@ -157,7 +158,7 @@ func (v *agentVendor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	turn, err := v.decide(r.URL.Path, body)
+	turn, err := v.decide(r.URL.Path, r.Header.Clone(), body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
