@@ -118,8 +118,8 @@ func lastEvent(stream []byte) string {
 	return last
 }
 
-// TestAgentsFixturesReplay sends each recorded request of Claude Code and
-// Codex to the gateway, passed through and translated. Passed through, the
+// TestAgentsFixturesReplay sends each recorded request of Claude Code,
+// Codex and the OpenAI Agents SDK to the gateway, passed through and translated. Passed through, the
 // vendor must get the client's body with only the model changed (and
 // Anthropic's version and betas unchanged); either way the client gets a
 // complete stream ending as its API ends one, and a usage record is kept.
@@ -133,6 +133,8 @@ func TestAgentsFixturesReplay(t *testing.T) {
 	}{
 		{"codex-", "openai", "/v1/responses", "responses", "response.completed", []string{"max_tool_calls"}},
 		{"codex-", "anthropic", "/v1/messages", "responses", "response.completed", nil},
+		{"openai-agents-", "openai", "/v1/responses", "responses", "response.completed", []string{"max_tool_calls"}},
+		{"openai-agents-", "anthropic", "/v1/messages", "responses", "response.completed", nil},
 		{"claude-code-", "anthropic", "/v1/messages", "messages", "message_stop", nil},
 		{"claude-code-", "openai", "/v1/chat/completions", "messages", "message_stop", nil},
 	}
