@@ -87,14 +87,23 @@ func TestMessagesPassThrough(t *testing.T) {
 	}
 }
 
+// TestMessagesTranslated sends a Messages request for an OpenAI model with
+// Claude Code's max_tokens (32,000): it goes upstream as a chat completion
+// with max_tokens lowered to gpt-4o-mini's output limit (16,384), and the
+// answer comes back as a Message.
 func TestMessagesTranslated(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "json", true: "stream"}[stream], func(t *testing.T) {
 			g, _ := startAnthropicGateway(t)
 			c := g.claudeClient(g.keys["default"])
+			p := claudeHello("gpt-4o-mini")
+			p.MaxTokens = 32000
+			if !stream {
+				p.MaxTokens = 20000 // the SDK refuses more without streaming
+			}
 			var msg anthropic.Message
 			if stream {
-				s := c.Messages.NewStreaming(context.Background(), claudeHello("gpt-4o-mini"))
+				s := c.Messages.NewStreaming(context.Background(), p)
 				for s.Next() {
 					if err := msg.Accumulate(s.Current()); err != nil {
 						t.Fatal(err)
@@ -104,7 +113,7 @@ func TestMessagesTranslated(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				m, err := c.Messages.New(context.Background(), claudeHello("gpt-4o-mini"))
+				m, err := c.Messages.New(context.Background(), p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +128,7 @@ func TestMessagesTranslated(t *testing.T) {
 				Messages []struct{ Role string } `json:"messages"`
 				Max      int64                   `json:"max_tokens"`
 			}
-			if err := json.Unmarshal(sent.Body, &chat); err != nil || len(chat.Messages) != 2 || chat.Messages[0].Role != "system" || chat.Max != 256 {
+			if err := json.Unmarshal(sent.Body, &chat); err != nil || len(chat.Messages) != 2 || chat.Messages[0].Role != "system" || chat.Max != 16384 {
 				t.Errorf("upstream chat body %s", sent.Body)
 			}
 			rec := onlyRecord(t, g)

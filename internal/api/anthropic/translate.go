@@ -16,7 +16,15 @@ import (
 // chat exchange the OpenAI door runs; the answer is shaped back into a
 // Message (answer.go) or Message events (events.go).
 func (h *Handler) translate(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal, pm *parsed, out *lifecycle.Outcome) {
-	body, e := toChat(pm, chatOptions{Reasons: h.reasons(pm.Model), Stream: pm.Stream})
+	reasons, limit := h.outputOf(pm.Model)
+	if limit > 0 && pm.MaxTokens > limit {
+		// Claude Code asks for 32,000 tokens or more whatever the model;
+		// Anthropic's clients pick max_tokens for Claude, so the door
+		// lowers it to what the model can give rather than refuse.
+		pm.MaxTokens = limit
+		pm.Req.MaxTokens = &limit
+	}
+	body, e := toChat(pm, chatOptions{Reasons: reasons, Stream: pm.Stream})
 	if e != nil {
 		fail(w, info, e)
 		return
@@ -27,14 +35,18 @@ func (h *Handler) translate(w http.ResponseWriter, r *http.Request, info *reqinf
 	h.Chat(w, r, info, p, req, params, enc, out)
 }
 
-// reasons reports whether the catalog says model reasons (thinking then
-// maps to reasoning_effort; else it is dropped).
-func (h *Handler) reasons(model string) bool {
+// outputOf is what the catalog says of model's output: whether it reasons
+// (thinking then maps to reasoning_effort; else it is dropped) and its
+// published output limit (0: none).
+func (h *Handler) outputOf(model string) (reasons bool, limit int64) {
 	if h.Billing == nil || h.Billing.Prices == nil {
-		return false
+		return false, 0
 	}
 	mp, ok := h.Billing.Prices(model, model)
-	return ok && mp.Reasoning
+	if !ok {
+		return false, 0
+	}
+	return mp.Reasoning, mp.OutputLimit
 }
 
 // chatEncoder answers a translated request in Anthropic's shape.
