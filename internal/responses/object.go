@@ -32,7 +32,7 @@ type Response struct {
 	Temperature        float64           `json:"temperature"`
 	Text               json.RawMessage   `json:"text"`
 	ToolChoice         json.RawMessage   `json:"tool_choice"`
-	Tools              []toolEcho        `json:"tools"`
+	Tools              []any             `json:"tools"`
 	TopP               float64           `json:"top_p"`
 	Truncation         string            `json:"truncation"`
 	Usage              *Usage            `json:"usage,omitempty"` // absent until the end, as the schema has no null
@@ -90,14 +90,6 @@ type (
 		Status  string `json:"status"`
 		Role    string `json:"role"`
 		Content []any  `json:"content"`
-	}
-	callItem struct {
-		Type      string `json:"type"` // function_call
-		ID        string `json:"id"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Status    string `json:"status"`
 	}
 	reasoningItem struct {
 		Type    string          `json:"type"` // reasoning
@@ -196,8 +188,8 @@ func (t *Translation) Answer(chat []byte) (*Answer, error) {
 		if id == "" {
 			id = NewID("call_")
 		}
-		r.Output = append(r.Output, callItem{Type: "function_call", ID: NewID("fc_"), CallID: id, Name: tc.Function.Name,
-			Arguments: tc.Function.Arguments, Status: "completed"})
+		prefix := idPrefix(t.names.of(tc.Function.Name).kind)
+		r.Output = append(r.Output, t.names.callOutput(NewID(prefix), id, tc.Function.Name, tc.Function.Arguments, "completed"))
 	}
 	return &Answer{r: r}, nil
 }

@@ -30,6 +30,7 @@ type Stream struct {
 	items  []*item       // every item opened, in output order
 	cur    *item         // the open message or reasoning item
 	calls  map[int]*item // function calls by chat tool call index
+	names  toolNames
 	finish string
 }
 
@@ -42,9 +43,10 @@ type item struct {
 	final any // the item as output_item.done showed it
 	// message and reasoning: the text parts, by content index
 	parts []*part
-	// function_call
+	// function_call (or a custom tool or local shell call)
 	callID, name string
 	args         strings.Builder
+	names        toolNames
 }
 
 type part struct {
@@ -55,7 +57,7 @@ type part struct {
 // NewStream starts translating a stream for the response id created at
 // created (Unix seconds).
 func (t *Translation) NewStream(id string, created int64) *Stream {
-	s := &Stream{resp: t.base, calls: map[int]*item{}}
+	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names}
 	s.resp.ID, s.resp.CreatedAt, s.resp.Status = id, created, "in_progress"
 	return s
 }
@@ -194,7 +196,8 @@ func (s *Stream) toolDelta(tc oaiwire.ToolCall) {
 	it := s.calls[idx]
 	if it == nil {
 		s.closeCur("completed")
-		it = &item{kind: "function_call", id: NewID("fc_"), index: len(s.items), callID: tc.ID, name: tc.Function.Name}
+		prefix := idPrefix(s.names.of(tc.Function.Name).kind)
+		it = &item{kind: "function_call", id: NewID(prefix), index: len(s.items), callID: tc.ID, name: tc.Function.Name, names: s.names}
 		if it.callID == "" {
 			it.callID = NewID("call_")
 		}
@@ -207,6 +210,9 @@ func (s *Stream) toolDelta(tc oaiwire.ToolCall) {
 	}
 	if a := tc.Function.Arguments; a != "" {
 		it.args.WriteString(a)
+		if s.names.of(it.name).kind != kindFunction {
+			return // a custom tool's input and a shell command are shown whole at the end
+		}
 		ev := evArgsDelta{ItemID: it.id, OutputIndex: it.index, Delta: a}
 		s.emit("response.function_call_arguments.delta", &ev.evBase, &ev)
 	}
@@ -269,8 +275,19 @@ func (s *Stream) closeAll(status string) {
 			continue
 		}
 		args := it.args.String()
-		ev := evArgsDone{ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: args}
-		s.emit("response.function_call_arguments.done", &ev.evBase, &ev)
+		switch o := s.names.of(it.name); o.kind {
+		case kindFunction:
+			ev := evArgsDone{ItemID: it.id, OutputIndex: it.index, Name: o.name, Arguments: args}
+			s.emit("response.function_call_arguments.done", &ev.evBase, &ev)
+		case kindCustom:
+			in := customInput(args)
+			if in != "" {
+				ev := evArgsDelta{ItemID: it.id, OutputIndex: it.index, Delta: in}
+				s.emit("response.custom_tool_call_input.delta", &ev.evBase, &ev)
+			}
+			ev := evInputDone{ItemID: it.id, OutputIndex: it.index, Input: in}
+			s.emit("response.custom_tool_call_input.done", &ev.evBase, &ev)
+		}
 		it.done, it.final = true, it.callItem("completed")
 		iv := evItem{OutputIndex: it.index, Item: it.final}
 		s.emit("response.output_item.done", &iv.evBase, &iv)
@@ -298,8 +315,10 @@ func (it *item) textItem(status string, withParts bool) any {
 	return m
 }
 
-func (it *item) callItem(status string) callItem {
-	return callItem{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Arguments: it.args.String(), Status: status}
+// callItem is the call's output item; names maps its chat function name
+// back to the client's tool.
+func (it *item) callItem(status string) any {
+	return it.names.callOutput(it.id, it.callID, it.name, it.args.String(), status)
 }
 
 // wire is the part as content_part events and output items show it.

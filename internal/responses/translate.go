@@ -17,13 +17,15 @@ type Translation struct {
 	// Stream is whether the client asked for a stream.
 	Stream bool
 	base   Response
+	names  toolNames // chat function names that stand for other client tools
 }
 
 // Translate builds the chat request for r, or a 400 for what a chat
 // completion cannot do. What happens to each parameter:
 //
 //	input, instructions    → messages (see messages)
-//	tools (function)       → tools; built-in tools → 400
+//	tools (function)       → tools; namespace, custom, local_shell → function tools (toolmap.go);
+//	                         other built-in tools → 400
 //	tool_choice            → tool_choice; allowed_tools narrows tools; built-in → 400
 //	parallel_tool_calls    → parallel_tool_calls (only with tools)
 //	max_output_tokens      → max_completion_tokens
@@ -55,11 +57,11 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if e != nil {
 		return nil, e
 	}
-	tools, toolEchoes, e := r.tools()
+	set, toolEchoes, e := r.tools()
 	if e != nil {
 		return nil, e
 	}
-	choice, tools, e := r.toolChoice(tools)
+	choice, tools, e := r.toolChoice(set)
 	if e != nil {
 		return nil, e
 	}
@@ -88,12 +90,12 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if err != nil {
 		return nil, apierr.Internal(fmt.Errorf("responses: encode chat request: %w", err))
 	}
-	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho)}
+	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho), names: set.names}
 	return t, nil
 }
 
 // base is the Response object's echo of the request, before any output.
-func (r *Request) base(tools []toolEcho, text json.RawMessage) Response {
+func (r *Request) base(tools []any, text json.RawMessage) Response {
 	w := &r.w
 	b := Response{Object: "response", Model: r.Model, Instructions: w.Instructions, MaxOutputTokens: w.MaxOutputTokens,
 		Output: []any{}, ParallelToolCalls: true, Temperature: 1, TopP: 1, Text: text, ToolChoice: json.RawMessage(`"auto"`),
