@@ -95,7 +95,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 		s := text.String()
 		msg.Content = &s
 	}
-	u := thought.apply(toUsage(m.Usage))
+	u := thought.usage(m.Usage)
 	out := oaiwire.Response{
 		ID: "chatcmpl-" + m.ID, Object: "chat.completion", Created: c.now().Unix(), Model: model,
 		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(m.StopReason, jsonMode && len(calls) == 0)}},

@@ -205,7 +205,7 @@ func (s *stream) end() bool {
 	if s.includeUsage && s.hasUsage && !s.usageSent {
 		s.usageSent = true
 		ch := &oaiwire.Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.apply(toUsage(s.usage)))}
+			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.usage(s.usage))}
 		return s.emit(ch)
 	}
 	s.Finish()
@@ -237,10 +237,11 @@ func (s *stream) Err() error    { return s.err }
 
 // Usage is known once the stop_reason arrived (message_delta, which
 // carries the output count); message_start's counts before it are
-// partial. Reasoning tokens are the thinking delivered.
+// partial. Reasoning tokens are the thinking_tokens reported, else the
+// thinking delivered.
 func (s *stream) Usage() (provider.Usage, bool) {
 	if !s.hasUsage || !s.finished {
 		return provider.Usage{}, false
 	}
-	return s.thought.apply(toUsage(s.usage)), true
+	return s.thought.usage(s.usage), true
 }

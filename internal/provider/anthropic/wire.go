@@ -101,6 +101,32 @@ type usage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	// OutputTokensDetails.ThinkingTokens is the part of OutputTokens spent
+	// thinking, when the answer reports it.
+	OutputTokensDetails *struct {
+		ThinkingTokens *int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+	// ServerToolUse counts the server tools' calls (web searches).
+	ServerToolUse *struct {
+		WebSearchRequests *int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
+}
+
+// thinkingTokens is the reported thinking count; ok is false when the
+// answer did not report one.
+func (u *usage) thinkingTokens() (n int64, ok bool) {
+	if u.OutputTokensDetails == nil || u.OutputTokensDetails.ThinkingTokens == nil {
+		return 0, false
+	}
+	return *u.OutputTokensDetails.ThinkingTokens, true
+}
+
+// webSearches is the number of web searches the answer reports.
+func (u *usage) webSearches() int64 {
+	if u.ServerToolUse == nil || u.ServerToolUse.WebSearchRequests == nil {
+		return 0
+	}
+	return *u.ServerToolUse.WebSearchRequests
 }
 
 // merge takes every count u2 reports (stream counts are cumulative).
@@ -115,6 +141,13 @@ func (u *usage) merge(u2 *usage) {
 		if *p.src != nil {
 			*p.dst = *p.src
 		}
+	}
+	if n, ok := u2.thinkingTokens(); ok {
+		u.OutputTokensDetails = u2.OutputTokensDetails
+		u.OutputTokensDetails.ThinkingTokens = &n
+	}
+	if u2.ServerToolUse != nil && u2.ServerToolUse.WebSearchRequests != nil {
+		u.ServerToolUse = u2.ServerToolUse
 	}
 }
 
