@@ -23,6 +23,10 @@ type Usage struct {
 	// hears or speaks), priced apart.
 	AudioPromptTokens     int64
 	AudioCompletionTokens int64
+	// WebSearches counts the web searches the vendor ran for the answer
+	// and bills apiece (Anthropic's web search tool, Gemini's grounding
+	// queries).
+	WebSearches int64
 	// ServiceTier is the tier the vendor says it ran the request at
 	// ("default", "priority", "flex"; "" when it does not say), which
 	// decides the token prices.

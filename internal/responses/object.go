@@ -140,7 +140,8 @@ func status(finish string) (string, *Incomplete) {
 // Answer is a chat.completion read for translation: its output items and
 // status, waiting for the response id and the settled usage.
 type Answer struct {
-	r Response
+	r      Response
+	search bool // the request had a web search tool
 }
 
 // Answer reads a chat.completion (the first choice; the translation never
@@ -191,15 +192,19 @@ func (t *Translation) Answer(chat []byte) (*Answer, error) {
 		prefix := idPrefix(t.names.of(tc.Function.Name).kind)
 		r.Output = append(r.Output, t.names.callOutput(NewID(prefix), id, tc.Function.Name, tc.Function.Arguments, "completed"))
 	}
-	return &Answer{r: r}, nil
+	return &Answer{r: r, search: t.searchParam != ""}, nil
 }
 
 // JSON is the Response object with id, created and completed times (Unix
 // seconds) and usage u (the settled counts, which may be the gateway's
-// estimate).
+// estimate); the web searches u counts lead the output as web_search_call
+// items.
 func (a *Answer) JSON(id string, created, completed int64, u provider.Usage) ([]byte, error) {
 	r := a.r
 	r.ID, r.CreatedAt, r.Usage = id, created, NewUsage(u)
+	if a.search && u.WebSearches > 0 {
+		r.Output = append(searchItems(u.WebSearches), r.Output...)
+	}
 	if r.Status == "completed" {
 		r.CompletedAt = &completed
 	}

@@ -31,6 +31,7 @@ type Stream struct {
 	cur    *item         // the open message or reasoning item
 	calls  map[int]*item // function calls by chat tool call index
 	names  toolNames
+	search bool // the request had a web search tool
 	finish string
 }
 
@@ -57,7 +58,7 @@ type part struct {
 // NewStream starts translating a stream for the response id created at
 // created (Unix seconds).
 func (t *Translation) NewStream(id string, created int64) *Stream {
-	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names}
+	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names, search: t.searchParam != ""}
 	s.resp.ID, s.resp.CreatedAt, s.resp.Status = id, created, "in_progress"
 	return s
 }
@@ -118,6 +119,9 @@ func (s *Stream) Finish(u provider.Usage, completed int64) []Event {
 		s.openPart("output_text")
 	}
 	s.closeAll(itemStatus)
+	if s.search {
+		s.searches(u.WebSearches)
+	}
 	r := s.final()
 	r.Status, r.IncompleteDetails, r.Usage = st, inc, NewUsage(u)
 	typ := "response.completed"
@@ -265,6 +269,24 @@ func (s *Stream) closeCur(status string) {
 	it.done, it.final = true, it.textItem(status, true)
 	ev := evItem{OutputIndex: it.index, Item: it.final}
 	s.emit("response.output_item.done", &ev.evBase, &ev)
+}
+
+// searches adds n finished web_search_call items: the vendor reports its
+// searches only with its usage, at the end.
+func (s *Stream) searches(n int64) {
+	for _, ws := range searchItems(n) {
+		w := ws.(webSearchItem)
+		it := &item{kind: "web_search_call", id: w.ID, index: len(s.items), done: true, final: w}
+		s.items = append(s.items, it)
+		added := w
+		added.Status = "in_progress"
+		ev := evItem{OutputIndex: it.index, Item: added}
+		s.emit("response.output_item.added", &ev.evBase, &ev)
+		st := evSearch{ItemID: it.id, OutputIndex: it.index}
+		s.emit("response.web_search_call.completed", &st.evBase, &st)
+		ev = evItem{OutputIndex: it.index, Item: w}
+		s.emit("response.output_item.done", &ev.evBase, &ev)
+	}
 }
 
 // closeAll finishes every open item, in output order.

@@ -126,6 +126,10 @@ type toolSet struct {
 	chat  []oaiwire.Tool
 	names toolNames
 	seen  map[string]string // chat name → where the request defines it
+	// searchOpts is the web search tool's options (nil: none);
+	// searchParam names its type ("tools[3].type").
+	searchOpts  *oaiwire.WebSearchOptions
+	searchParam string
 }
 
 // add appends a chat function standing for o, refusing a second tool with

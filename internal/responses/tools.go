@@ -72,6 +72,11 @@ func (r *Request) tools() (*toolSet, []any, *apierr.Error) {
 		case "":
 			e = missing(param + ".type")
 		default:
+			if isSearch(t.Type) {
+				e = set.search(param, raw)
+				echo = append(echo, raw)
+				break
+			}
 			e = apierr.Invalid(param+".type", "The tool type '%s' is not supported for the model '%s': the gateway "+
 				"translates this model's Responses API to chat completions, which have function tools only (the gateway "+
 				"maps function, custom, namespace and local_shell tools to them). Built-in tools (file_search, computer_use, "+

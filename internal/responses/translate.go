@@ -18,6 +18,8 @@ type Translation struct {
 	Stream bool
 	base   Response
 	names  toolNames // chat function names that stand for other client tools
+	// searchParam names the web search tool's type ("" none).
+	searchParam string
 }
 
 // Translate builds the chat request for r, or a 400 for what a chat
@@ -25,7 +27,7 @@ type Translation struct {
 //
 //	input, instructions    → messages (see messages)
 //	tools (function)       → tools; namespace, custom, local_shell → function tools (toolmap.go);
-//	                         other built-in tools → 400
+//	                         web_search → web_search_options (search.go); other built-in tools → 400
 //	tool_choice            → tool_choice; allowed_tools narrows tools; built-in → 400
 //	parallel_tool_calls    → parallel_tool_calls (only with tools)
 //	max_output_tokens      → max_completion_tokens
@@ -80,6 +82,7 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if len(tools) > 0 {
 		req.Tools, req.ToolChoice, req.ParallelToolCalls = tools, choice, w.ParallelToolCalls
 	}
+	req.WebSearchOptions = set.searchOpts
 	if w.Reasoning != nil && w.Reasoning.Effort != nil {
 		req.ReasoningEffort = *w.Reasoning.Effort
 	}
@@ -90,7 +93,8 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if err != nil {
 		return nil, apierr.Internal(fmt.Errorf("responses: encode chat request: %w", err))
 	}
-	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho), names: set.names}
+	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho), names: set.names,
+		searchParam: set.searchParam}
 	return t, nil
 }
 

@@ -37,6 +37,26 @@ type Request struct {
 	ResponseFormat      *ResponseFormat `json:"response_format,omitempty"`
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 	Metadata            json.RawMessage `json:"metadata,omitempty"`
+	// WebSearchOptions asks for the vendor's own web search (Anthropic's
+	// web search tool, Gemini's Google Search grounding).
+	WebSearchOptions *WebSearchOptions `json:"web_search_options,omitempty"`
+}
+
+// WebSearchOptions is chat's web_search_options.
+type WebSearchOptions struct {
+	SearchContextSize string              `json:"search_context_size,omitempty"`
+	UserLocation      *SearchUserLocation `json:"user_location,omitempty"`
+}
+
+// SearchUserLocation is web_search_options.user_location.
+type SearchUserLocation struct {
+	Type        string `json:"type"` // approximate
+	Approximate struct {
+		City     string `json:"city,omitempty"`
+		Country  string `json:"country,omitempty"`
+		Region   string `json:"region,omitempty"`
+		Timezone string `json:"timezone,omitempty"`
+	} `json:"approximate"`
 }
 
 // StreamOptions is stream_options.
