@@ -39,6 +39,8 @@ type translated struct {
 //	parallel_tool_calls false → disable_parallel_tool_use on the tool choice
 //	response_format     json_schema → a forced tool whose input is returned as content;
 //	                    json_object → a system instruction asking for JSON only
+//	web_search_options  the web search server tool (web_search_20250305, max_uses webSearchMaxUses,
+//	                    user_location); search_context_size dropped
 //	reasoning_effort    low/medium/high → thinking budget 1024/4096/16384 (temperature, top_p
 //	                    dropped; off with forced tools or earlier tool_use turns)
 //	n > 1               rejected (400, param n)
@@ -85,6 +87,9 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 	if err := applyTools(r, &out); err != nil {
 		return nil, err
 	}
+	if o := r.WebSearchOptions; o != nil {
+		out.Tools = append(out.Tools, searchTool(o))
+	}
 	if rf := r.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "json_object":
@@ -119,6 +124,31 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 		return nil, fmt.Errorf("anthropic %s: encode request: %w", c.name, err)
 	}
 	return tr, nil
+}
+
+// webSearchTool is the version of Anthropic's web search server tool the
+// adapter sends.
+const webSearchTool = "web_search_20250305"
+
+// webSearchMaxUses bounds the searches of one answer: the built-in tool
+// calls the gateway reserves for when a request sets no bound
+// (surcharge.DefaultMaxToolCalls).
+const webSearchMaxUses = 10
+
+// WebSearch reports that Anthropic has a web search of its own
+// (web_search_options turns it on); the vendor bills each search.
+func (c *Client) WebSearch() bool { return true }
+
+// searchTool is the web search server tool for web_search_options.
+func searchTool(o *oaiwire.WebSearchOptions) tool {
+	t := tool{Type: webSearchTool, Name: "web_search", MaxUses: webSearchMaxUses}
+	if l := o.UserLocation; l != nil {
+		a := l.Approximate
+		if a.City != "" || a.Country != "" || a.Region != "" || a.Timezone != "" {
+			t.UserLocation = &userLocation{Type: "approximate", City: a.City, Country: a.Country, Region: a.Region, Timezone: a.Timezone}
+		}
+	}
+	return t
 }
 
 // applyTools translates tools, legacy functions and the tool choice.

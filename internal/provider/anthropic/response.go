@@ -30,7 +30,7 @@ func finishReason(stop string, jsonMode bool) string {
 }
 
 // toUsage converts Anthropic's counts: the prompt is every input token,
-// cached or not.
+// cached or not; the web searches are usage.server_tool_use's.
 func toUsage(u usage) provider.Usage {
 	v := func(p *int64) int64 {
 		if p == nil {
@@ -41,7 +41,8 @@ func toUsage(u usage) provider.Usage {
 	cr := v(u.CacheReadInputTokens)
 	in := v(u.InputTokens) + cr + v(u.CacheCreationInputTokens)
 	out := v(u.OutputTokens)
-	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr}
+	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr,
+		WebSearches: u.webSearches()}
 }
 
 // compact is the compact JSON text of a tool's input, "{}" when absent.

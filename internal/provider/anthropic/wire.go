@@ -52,10 +52,25 @@ type imageSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// tool is a client tool (name, description, input_schema) or a server
+// tool (type, name and its own members: the web search's max_uses and
+// user_location).
 type tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Type         string          `json:"type,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	MaxUses      int64           `json:"max_uses,omitempty"`
+	UserLocation *userLocation   `json:"user_location,omitempty"`
+}
+
+// userLocation is the web search tool's approximate location.
+type userLocation struct {
+	Type     string `json:"type"` // approximate
+	City     string `json:"city,omitempty"`
+	Country  string `json:"country,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
 }
 
 type toolChoice struct {
