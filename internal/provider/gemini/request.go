@@ -207,7 +207,12 @@ func assistantParts(m oaiwire.Message, names map[string]string) ([]part, error) 
 	return parts, nil
 }
 
-// tools fills tools and toolConfig.
+// WebSearch reports that Gemini has a web search of its own, Google Search
+// grounding (web_search_options turns it on), which it bills by query.
+func (c *Client) WebSearch() bool { return true }
+
+// tools fills tools and toolConfig (web_search_options: the google_search
+// tool).
 func tools(in *oaiwire.Request, out *genRequest) error {
 	defs := in.AllTools()
 	if len(defs) > 0 {
@@ -224,6 +229,11 @@ func tools(in *oaiwire.Request, out *genRequest) error {
 			t.FunctionDeclarations = append(t.FunctionDeclarations, fd)
 		}
 		out.Tools = []tool{t}
+	}
+	if in.WebSearchOptions != nil {
+		// Google Search grounding; its options (context size, location)
+		// have no Gemini counterpart.
+		out.Tools = append(out.Tools, tool{GoogleSearch: &struct{}{}})
 	}
 	choice, err := in.Choice()
 	if err != nil {

@@ -41,6 +41,18 @@ func usage(m *usageMetadata) provider.Usage {
 	return u
 }
 
+// searches counts the web searches an answer (or stream event) reports:
+// the grounding queries of every candidate; ok is false when none reports
+// grounding metadata.
+func searches(gr *genResponse) (n int64, ok bool) {
+	for _, cd := range gr.Candidates {
+		if g := cd.GroundingMetadata; g != nil {
+			n, ok = n+int64(len(g.WebSearchQueries)), true
+		}
+	}
+	return n, ok
+}
+
 // sigMark joins a function call's id and its thoughtSignature in the tool
 // call id the client sees. Gemini 3 rejects a replayed function call
 // without the signature it issued, and OpenAI clients send tool call ids
@@ -123,6 +135,7 @@ func (c *Client) toOpenAI(gr *genResponse, model string) (*oaiwire.Response, pro
 			FinishReason: "content_filter"})
 	}
 	u := usage(gr.UsageMetadata)
+	u.WebSearches, _ = searches(gr)
 	if gr.UsageMetadata != nil {
 		out.Usage = oaiwire.NewUsage(u)
 	}
