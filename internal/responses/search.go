@@ -99,13 +99,21 @@ type WebSearcher interface {
 	WebSearch() bool
 }
 
+// CanSearch reports whether vendor (an adapter) has a web search of its
+// own.
+func CanSearch(vendor any) bool {
+	ws, ok := vendor.(WebSearcher)
+	return ok && ws.WebSearch()
+}
+
+// Searches reports whether the request has a web search tool: only
+// vendors that CanSearch may serve it.
+func (t *Translation) Searches() bool { return t.searchParam != "" }
+
 // WebSearch refuses a request with a web search tool for a vendor that has
 // none (vendor is the deployment's adapter): 400 naming the tool.
 func (t *Translation) WebSearch(vendor any) *apierr.Error {
-	if t.searchParam == "" {
-		return nil
-	}
-	if ws, ok := vendor.(WebSearcher); ok && ws.WebSearch() {
+	if t.searchParam == "" || CanSearch(vendor) {
 		return nil
 	}
 	return apierr.Invalid(t.searchParam, "The tool type 'web_search' is not supported for the model '%s': its vendor has "+

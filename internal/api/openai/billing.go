@@ -422,6 +422,7 @@ func (c *charge) usageCost(u *provider.Usage) (money.Micros, error) {
 	if used.Tier == "" {
 		used.Tier = u.ServiceTier
 	}
+	used.Searches, used.SearchesCounted = u.WebSearches, u.WebSearchesCounted
 	price, fees := c.Price.Price, money.Micros(0)
 	if c.plan != nil {
 		price, fees = c.plan.Settle(used)

@@ -42,7 +42,7 @@ func toUsage(u usage) provider.Usage {
 	in := v(u.InputTokens) + cr + v(u.CacheCreationInputTokens)
 	out := v(u.OutputTokens)
 	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr,
-		WebSearches: u.webSearches()}
+		WebSearches: u.webSearches(), WebSearchesCounted: true}
 }
 
 // compact is the compact JSON text of a tool's input, "{}" when absent.

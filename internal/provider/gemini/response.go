@@ -136,6 +136,7 @@ func (c *Client) toOpenAI(gr *genResponse, model string) (*oaiwire.Response, pro
 	}
 	u := usage(gr.UsageMetadata)
 	u.WebSearches, _ = searches(gr)
+	u.WebSearchesCounted = true
 	if gr.UsageMetadata != nil {
 		out.Usage = oaiwire.NewUsage(u)
 	}

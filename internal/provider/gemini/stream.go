@@ -99,7 +99,7 @@ func (s *stream) Next() bool {
 		if gr.UsageMetadata != nil {
 			s.usage, s.hasUsage = usage(gr.UsageMetadata), true
 		}
-		s.usage.WebSearches = s.searches
+		s.usage.WebSearches, s.usage.WebSearchesCounted = s.searches, true
 		if s.id == "" {
 			s.id = s.c.responseID(gr.ResponseID)
 		}
