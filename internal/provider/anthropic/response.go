@@ -58,7 +58,9 @@ func compact(raw json.RawMessage) string {
 }
 
 // response translates a Message body into a chat.completion; tok (nil:
-// none) counts its thinking text as reasoning_tokens.
+// none) counts its thinking text as reasoning_tokens. The thinking is
+// reasoning_content, and with its signatures (and the redacted thinking)
+// thinking_blocks, which a client sends back on the next turn.
 func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tokenizer) (*provider.ChatResponse, error) {
 	var m messageResponse
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -72,6 +74,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 	}
 	var text, reasoning strings.Builder
 	var calls []oaiwire.ToolCall
+	var blocks []oaiwire.ThinkingBlock // the signed thinking, for the next turn
 	thought := reasoningCount{tok: tok}
 	jsonMode := false
 	for _, b := range m.Content {
@@ -81,6 +84,10 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 		case "thinking":
 			reasoning.WriteString(b.Thinking)
 			thought.add(b.Thinking)
+			text := b.Thinking
+			blocks = append(blocks, oaiwire.ThinkingBlock{Type: "thinking", Thinking: &text, Signature: b.Signature})
+		case "redacted_thinking":
+			blocks = append(blocks, oaiwire.ThinkingBlock{Type: "redacted_thinking", Data: b.Data})
 		case "tool_use":
 			if jsonTool != "" && b.Name == jsonTool {
 				jsonMode = true
@@ -91,7 +98,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 				Function: oaiwire.FunctionCall{Name: b.Name, Arguments: compact(b.Input)}})
 		}
 	}
-	msg := oaiwire.RespMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	msg := oaiwire.RespMessage{Role: "assistant", ReasoningContent: reasoning.String(), ThinkingBlocks: blocks, ToolCalls: calls}
 	if text.Len() > 0 || len(calls) == 0 {
 		s := text.String()
 		msg.Content = &s

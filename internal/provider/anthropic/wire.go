@@ -32,10 +32,14 @@ type message struct {
 	Content []block `json:"content"`
 }
 
-// block is a request content block: text, image, tool_use or tool_result.
+// block is a request content block: text, image, tool_use, tool_result,
+// or an earlier turn's thinking or redacted_thinking.
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
 	Source    *imageSource    `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
@@ -101,12 +105,14 @@ type messageResponse struct {
 
 // respBlock is a response content block (or content_block_start's block).
 type respBlock struct {
-	Type     string          `json:"type"` // text, thinking, redacted_thinking, tool_use
-	Text     string          `json:"text"`
-	Thinking string          `json:"thinking"`
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Input    json.RawMessage `json:"input"`
+	Type      string          `json:"type"` // text, thinking, redacted_thinking, tool_use
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"` // thinking
+	Data      string          `json:"data"`      // redacted_thinking
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 }
 
 // usage is Anthropic's usage; pointers tell message_delta's partial
@@ -177,6 +183,7 @@ type streamEvent struct {
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
 		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *usage `json:"usage"`

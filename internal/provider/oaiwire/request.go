@@ -102,6 +102,21 @@ type Message struct {
 	// ReasoningContent is the thinking text some vendors return and some
 	// clients send back on the next turn.
 	ReasoningContent string `json:"reasoning_content,omitempty"`
+	// ThinkingBlocks are an assistant turn's signed thinking (LiteLLM's
+	// convention), sent back so that a vendor that wants them (Anthropic,
+	// with extended thinking and tools) gets them.
+	ThinkingBlocks []ThinkingBlock `json:"thinking_blocks,omitempty"`
+}
+
+// ThinkingBlock is one block of a vendor's signed thinking: type
+// "thinking" (thinking text and signature) or "redacted_thinking" (data).
+// In a stream's delta a thinking block without thinking text closes the
+// reasoning_content streamed since the previous block.
+type ThinkingBlock struct {
+	Type      string  `json:"type"`
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
 }
 
 // Content is a message's content: a string, a list of parts, or null.
@@ -190,6 +205,10 @@ type ToolCall struct {
 	ID       string       `json:"id,omitempty"`
 	Type     string       `json:"type,omitempty"`
 	Function FunctionCall `json:"function"`
+	// ExtraContent is vendor data that must come back with the call
+	// (Gemini's OpenAI-compatible convention:
+	// {"google":{"thought_signature":"..."}}).
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 // FunctionCall is a function name with its JSON arguments as a string.
