@@ -25,6 +25,8 @@ type inputItem struct {
 	// call output's call id.
 	Action json.RawMessage `json:"action"`
 	ID     string          `json:"id"`
+	// EncryptedContent is a reasoning item's (see reasoning.go).
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 // inputPart is one content part of a message or a function call output.
@@ -53,7 +55,8 @@ type inputPart struct {
 //	custom_tool_call, local_shell_call    → the same, with arguments {"input": ...} or the exec action's
 //	function_call_output                  → a tool message
 //	custom_tool_call_output, local_shell_call_output → a tool message
-//	reasoning                             → dropped (chat has no way to send it back)
+//	reasoning                             → its thinking blocks (when the gateway made its
+//	                                        encrypted_content) on the next assistant message, else dropped
 //	web_search_call                       → dropped (the vendor searched; its answer holds what it found)
 //	item_reference, built-in tool items   → 400: they need the vendor's stored state or tools
 func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
@@ -79,6 +82,7 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 	if len(items) == 0 {
 		return nil, apierr.Invalid("input", "Invalid 'input': empty array. Expected at least one input item.")
 	}
+	var thinking []oaiwire.ThinkingBlock // from reasoning items, for the next assistant turn
 	for i, raw := range items {
 		param := at("input", i)
 		if kind(raw) != "object" {
@@ -112,7 +116,7 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 			// The vendor's own search in an earlier turn: what it found is
 			// in the answer that followed.
 		case "reasoning":
-			// Reasoning from an earlier turn: chat cannot carry it back.
+			thinking = append(thinking, openBlocks(it.EncryptedContent)...)
 		case "":
 			e = missing(param + ".type")
 		case "item_reference":
@@ -125,6 +129,12 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 		}
 		if e != nil {
 			return nil, e
+		}
+		if n := len(out); n > 0 && typ != "reasoning" && typ != "web_search_call" && len(thinking) > 0 {
+			if out[n-1].Role == "assistant" {
+				out[n-1].ThinkingBlocks = append(out[n-1].ThinkingBlocks, thinking...)
+			}
+			thinking = nil // what follows no assistant turn goes nowhere
 		}
 	}
 	return out, nil

@@ -92,11 +92,12 @@ type (
 		Content []any  `json:"content"`
 	}
 	reasoningItem struct {
-		Type    string          `json:"type"` // reasoning
-		ID      string          `json:"id"`
-		Summary []any           `json:"summary"`
-		Content []reasoningText `json:"content"`
-		Status  string          `json:"status"`
+		Type             string          `json:"type"` // reasoning
+		ID               string          `json:"id"`
+		Summary          []any           `json:"summary"`
+		Content          []reasoningText `json:"content"`
+		EncryptedContent *string         `json:"encrypted_content,omitempty"` // see reasoning.go
+		Status           string          `json:"status"`
 	}
 	outputText struct {
 		Type        string `json:"type"` // output_text
@@ -163,9 +164,15 @@ func (t *Translation) Answer(chat []byte) (*Answer, error) {
 	}
 	r.Output = nil
 	m := ch.Message
-	if m.ReasoningContent != "" {
-		r.Output = append(r.Output, reasoningItem{Type: "reasoning", ID: NewID("rs_"), Summary: []any{},
-			Content: []reasoningText{{Type: "reasoning_text", Text: m.ReasoningContent}}, Status: itemStatus})
+	if m.ReasoningContent != "" || len(m.ThinkingBlocks) > 0 {
+		ri := reasoningItem{Type: "reasoning", ID: NewID("rs_"), Summary: []any{}, Content: []reasoningText{}, Status: itemStatus}
+		if m.ReasoningContent != "" {
+			ri.Content = append(ri.Content, reasoningText{Type: "reasoning_text", Text: m.ReasoningContent})
+		}
+		if t.encrypted {
+			ri.EncryptedContent = sealBlocks(m.ThinkingBlocks)
+		}
+		r.Output = append(r.Output, ri)
 	}
 	var text, refusal string
 	if m.Content != nil {

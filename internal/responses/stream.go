@@ -32,7 +32,9 @@ type Stream struct {
 	calls  map[int]*item // function calls by chat tool call index
 	names  toolNames
 	search bool // the request had a web search tool
-	finish string
+	// encrypted: reasoning items carry their signed thinking (reasoning.go)
+	encrypted bool
+	finish    string
 }
 
 // item is one output item under construction.
@@ -44,6 +46,11 @@ type item struct {
 	final any // the item as output_item.done showed it
 	// message and reasoning: the text parts, by content index
 	parts []*part
+	// reasoning: the signed thinking blocks, and how much of the
+	// reasoning text the blocks so far hold
+	blocks []oaiwire.ThinkingBlock
+	held   int
+	sealed bool // encrypted_content is shown
 	// function_call (or a custom tool or local shell call)
 	callID, name string
 	args         strings.Builder
@@ -58,7 +65,7 @@ type part struct {
 // NewStream starts translating a stream for the response id created at
 // created (Unix seconds).
 func (t *Translation) NewStream(id string, created int64) *Stream {
-	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names, search: t.searchParam != ""}
+	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names, search: t.searchParam != "", encrypted: t.encrypted}
 	s.resp.ID, s.resp.CreatedAt, s.resp.Status = id, created, "in_progress"
 	return s
 }
@@ -86,6 +93,9 @@ func (s *Stream) Chunk(chunk []byte) ([]Event, error) {
 		d := ch.Delta
 		if d.ReasoningContent != nil && *d.ReasoningContent != "" {
 			s.delta("reasoning", "reasoning_text", *d.ReasoningContent)
+		}
+		for _, b := range d.ThinkingBlocks {
+			s.thinkingBlock(b)
 		}
 		if d.Content != nil && *d.Content != "" {
 			s.delta("message", "output_text", *d.Content)
@@ -222,6 +232,30 @@ func (s *Stream) toolDelta(tc oaiwire.ToolCall) {
 	}
 }
 
+// thinkingBlock adds a signed thinking block to the open reasoning item
+// (opening one when none is): a thinking block without text holds the
+// reasoning text streamed since the previous block.
+func (s *Stream) thinkingBlock(b oaiwire.ThinkingBlock) {
+	if s.cur == nil || s.cur.kind != "reasoning" {
+		s.closeCur("completed")
+		s.open("reasoning")
+	}
+	it := s.cur
+	var text strings.Builder
+	for _, p := range it.parts {
+		if p.kind == "reasoning_text" {
+			text.WriteString(p.text.String())
+		}
+	}
+	if b.Type == "thinking" && b.Thinking == nil {
+		t := text.String()[min(it.held, text.Len()):]
+		b.Thinking = &t
+	}
+	it.held = text.Len()
+	it.blocks = append(it.blocks, b)
+	it.sealed = s.encrypted
+}
+
 // open starts a message or reasoning item.
 func (s *Stream) open(kind string) {
 	prefix := map[string]string{"message": "msg_", "reasoning": "rs_"}[kind]
@@ -321,6 +355,9 @@ func (s *Stream) closeAll(status string) {
 func (it *item) textItem(status string, withParts bool) any {
 	if it.kind == "reasoning" {
 		r := reasoningItem{Type: "reasoning", ID: it.id, Summary: []any{}, Content: []reasoningText{}, Status: status}
+		if withParts && it.sealed {
+			r.EncryptedContent = sealBlocks(it.blocks)
+		}
 		for _, p := range it.parts {
 			if withParts && p.kind == "reasoning_text" {
 				r.Content = append(r.Content, reasoningText{Type: "reasoning_text", Text: p.text.String()})

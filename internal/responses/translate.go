@@ -20,6 +20,9 @@ type Translation struct {
 	names  toolNames // chat function names that stand for other client tools
 	// searchParam names the web search tool's type ("" none).
 	searchParam string
+	// encrypted: reasoning items carry the signed thinking in
+	// encrypted_content (include: reasoning.encrypted_content).
+	encrypted bool
 }
 
 // Translate builds the chat request for r, or a 400 for what a chat
@@ -37,7 +40,8 @@ type Translation struct {
 //	user                   → user
 //	metadata               → shown back in the Response only (not sent upstream)
 //	store: true, background: true, previous_response_id, conversation, prompt → 400
-//	include, text.verbosity, reasoning.summary, truncation, service_tier, top_logprobs,
+//	include                → reasoning.encrypted_content: signed thinking in reasoning items (reasoning.go)
+//	text.verbosity, reasoning.summary, truncation, service_tier, top_logprobs,
 //	max_tool_calls, safety_identifier, prompt_cache_key, stream_options → dropped
 func (r *Request) Translate() (*Translation, *apierr.Error) {
 	w := &r.w
@@ -94,7 +98,7 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 		return nil, apierr.Internal(fmt.Errorf("responses: encode chat request: %w", err))
 	}
 	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho), names: set.names,
-		searchParam: set.searchParam}
+		searchParam: set.searchParam, encrypted: r.includesEncrypted()}
 	return t, nil
 }
 
