@@ -177,8 +177,8 @@ func (c *Client) image(u, param string, q *imageQueue) (*blob, error) {
 }
 
 // assistantParts turns an assistant message into model parts and records
-// its tool call ids. A thoughtSignature carried in a tool call id goes back
-// on its functionCall part. Reasoning text the client echoes back is
+// its tool call ids. A thoughtSignature carried in a tool call's
+// extra_content or id goes back on its functionCall part. Reasoning text the client echoes back is
 // dropped: Gemini reads nothing from unsigned thought text. Gemini ids are
 // not sent back: calls and responses pair up by order and name.
 func assistantParts(m oaiwire.Message, names map[string]string) ([]part, error) {
@@ -201,8 +201,7 @@ func assistantParts(m oaiwire.Message, names map[string]string) ([]part, error) 
 		if tc.ID != "" {
 			names[tc.ID] = tc.Function.Name
 		}
-		_, sig, _ := strings.Cut(tc.ID, sigMark)
-		parts = append(parts, part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: args}, ThoughtSignature: sig})
+		parts = append(parts, part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: args}, ThoughtSignature: thoughtSignature(tc)})
 	}
 	return parts, nil
 }

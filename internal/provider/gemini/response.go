@@ -82,7 +82,8 @@ func split(c *content) (text, thought string, calls []*part) {
 }
 
 // toolCall converts one function call part; ids are Gemini's when it sent
-// one, with the part's thoughtSignature appended (see sigMark).
+// one, with the part's thoughtSignature appended (see sigMark) and in
+// extra_content.google.thought_signature, Gemini's own convention.
 func (c *Client) toolCall(p *part, index *int) oaiwire.ToolCall {
 	fc := p.FunctionCall
 	id := fc.ID
@@ -97,7 +98,38 @@ func (c *Client) toolCall(p *part, index *int) oaiwire.ToolCall {
 	if len(fc.Args) > 0 && json.Compact(&buf, fc.Args) == nil && buf.String() != "null" {
 		args = buf.String()
 	}
-	return oaiwire.ToolCall{Index: index, ID: id, Type: "function", Function: oaiwire.FunctionCall{Name: fc.Name, Arguments: args}}
+	return oaiwire.ToolCall{Index: index, ID: id, Type: "function", Function: oaiwire.FunctionCall{Name: fc.Name, Arguments: args},
+		ExtraContent: extraContent(p.ThoughtSignature)}
+}
+
+// googleExtra is a tool call's extra_content in Gemini's OpenAI-compatible
+// convention: the thought signature the call must come back with.
+type googleExtra struct {
+	Google struct {
+		ThoughtSignature string `json:"thought_signature"`
+	} `json:"google"`
+}
+
+// extraContent is the extra_content carrying sig (nil for none).
+func extraContent(sig string) json.RawMessage {
+	if sig == "" {
+		return nil
+	}
+	var e googleExtra
+	e.Google.ThoughtSignature = sig
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// thoughtSignature is the signature a replayed tool call carries: in its
+// extra_content (Gemini's convention), else in its id (see sigMark).
+func thoughtSignature(tc oaiwire.ToolCall) string {
+	var e googleExtra
+	if len(tc.ExtraContent) > 0 && json.Unmarshal(tc.ExtraContent, &e) == nil && e.Google.ThoughtSignature != "" {
+		return e.Google.ThoughtSignature
+	}
+	_, sig, _ := strings.Cut(tc.ID, sigMark)
+	return sig
 }
 
 // responseID is the chat.completion id for a Gemini responseId.

@@ -74,3 +74,25 @@ func TestWebSearch(t *testing.T) {
 		t.Errorf("plain request: %v %+v %s", err, res.Usage, up.body)
 	}
 }
+
+// TestThoughtSignatureExtraContent: a replayed tool call's signature comes
+// from extra_content.google.thought_signature (Gemini's convention) before
+// its id, and goes back on the functionCall part.
+func TestThoughtSignatureExtraContent(t *testing.T) {
+	cases := []struct{ name, call, want string }{
+		{"extra content", `{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"U0lH"}}}`, `"thoughtSignature":"U0lH"`},
+		{"id", `{"id":"call_1~sig~SUQ=","type":"function","function":{"name":"f","arguments":"{}"}}`, `"thoughtSignature":"SUQ="`},
+		{"both: extra content wins", `{"id":"call_1~sig~SUQ=","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"U0lH"}}}`, `"thoughtSignature":"U0lH"`},
+	}
+	for _, tc := range cases {
+		up := newUpstream(t, 200, "application/json", groundedAnswer)
+		body := `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[` + tc.call + `]},` +
+			`{"role":"tool","tool_call_id":"` + strings.Split(strings.Split(tc.call, `"id":"`)[1], `"`)[0] + `","content":"ok"}]}`
+		if _, err := testClient(t, up.URL).Chat(context.Background(), &provider.ChatRequest{PublicModel: "p", UpstreamModel: "g", Body: []byte(body)}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(up.body, `{`+tc.want+`,"functionCall":{"name":"f","args":{}}}`) {
+			t.Errorf("%s: request %s", tc.name, up.body)
+		}
+	}
+}
