@@ -200,3 +200,16 @@ func TestCodexStream(t *testing.T) {
 	}
 	checkCodexOutput(t, done.Response.Output)
 }
+
+// The tools the client runs itself cost nothing at the vendor: a
+// pass-through request with Codex's tools asks only for its web search.
+func TestCodexToolsAsk(t *testing.T) {
+	r, e := Parse([]byte(`{"model":"gpt-5","input":"hi",` + codexTools[:len(codexTools)-1] + `,{"type":"web_search"}]}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	a := r.Ask(0)
+	if len(a.Tools) != 1 || a.Tools[0].Type != "web_search" || a.Tools[0].Param != "tools[4].type" {
+		t.Errorf("ask %+v", a)
+	}
+}
