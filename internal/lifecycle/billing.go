@@ -433,6 +433,7 @@ func (c *Charge) UsageCost(u *provider.Usage) (money.Micros, error) {
 	if used.Tier == "" {
 		used.Tier = u.ServiceTier
 	}
+	used.Searches, used.SearchesCounted = u.WebSearches, u.WebSearchesCounted
 	price, fees := c.Price.Price, money.Micros(0)
 	if c.Plan != nil {
 		price, fees = c.Plan.Settle(used)

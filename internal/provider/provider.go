@@ -23,6 +23,12 @@ type Usage struct {
 	// hears or speaks), priced apart.
 	AudioPromptTokens     int64
 	AudioCompletionTokens int64
+	// WebSearches counts the web searches the vendor ran for the answer
+	// and bills apiece (Anthropic's web search tool, Gemini's grounding
+	// queries); WebSearchesCounted says the adapter counts them (a vendor
+	// whose adapter does not is billed one search per web_search_options).
+	WebSearches        int64
+	WebSearchesCounted bool
 	// ServiceTier is the tier the vendor says it ran the request at
 	// ("default", "priority", "flex"; "" when it does not say), which
 	// decides the token prices.

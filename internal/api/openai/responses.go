@@ -75,9 +75,15 @@ func nativeResponder(c provider.Chatter) (provider.Responder, bool) {
 func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
 	t *lifecycle.Tries, d route.Deployment, ch provider.Chatter, req *responses.Request, out *lifecycle.Outcome) {
 	tr, e := req.Translate()
+	if e == nil {
+		e = tr.WebSearch(ch) // the web_search tool needs a vendor with a search of its own
+	}
 	if e != nil {
 		h.fail(w, info, e)
 		return
+	}
+	if tr.Searches() {
+		t.plan.Only(func(c provider.Chatter) bool { return responses.CanSearch(c) })
 	}
 	params, perr := parseChat(tr.Chat)
 	if perr == nil {
@@ -96,7 +102,7 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 	c, err := h.AdmitChat(r.Context(), info, p, d, creq, params.ChatParams)
 	lifecycle.LimitTokenHeaders(w, info)
 	if err != nil {
-		err = renameParams(err)
+		err = tr.Rename(apierr.From(renameParams(err)))
 		h.fail(w, info, err)
 		return
 	}
