@@ -83,7 +83,7 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	if tr.Searches() {
-		t.plan.Only(func(c provider.Chatter) bool { return responses.CanSearch(c) })
+		t.Only(func(c provider.Chatter) bool { return responses.CanSearch(c) })
 	}
 	params, perr := parseChat(tr.Chat)
 	if perr == nil {
