@@ -273,7 +273,7 @@ func checkClaudeError(t *testing.T, status int, h http.Header, body []byte, want
 }
 
 func TestMessagesCountTokensAndModels(t *testing.T) {
-	g, _ := startAnthropicGateway(t)
+	g, fake := startAnthropicGateway(t)
 	c := g.claudeClient(g.keys["default"])
 	for _, model := range []string{"gpt-4o-mini", "claude-test"} {
 		n, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{Model: anthropic.Model(model),
@@ -281,9 +281,13 @@ func TestMessagesCountTokensAndModels(t *testing.T) {
 		if err != nil {
 			t.Fatal(model, err)
 		}
-		if n.InputTokens < 5 || n.InputTokens > 40 {
+		if n.InputTokens < 5 || n.InputTokens > 40 || model == "claude-test" && n.InputTokens != 14 {
 			t.Errorf("%s: input_tokens %d", model, n.InputTokens)
 		}
+	}
+	// Anthropic counted the Claude model's (the fake always says 14).
+	if last := fake.Last(); last.Model != "claude-sonnet-4-5" || last.Header.Get("X-Api-Key") != "x" {
+		t.Errorf("count_tokens upstream got model %q headers %v", last.Model, last.Header)
 	}
 	page, err := c.Models.List(context.Background(), anthropic.ModelListParams{Limit: anthropic.Int(2)})
 	if err != nil {
