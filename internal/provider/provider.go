@@ -74,7 +74,7 @@ type ChatStream interface {
 	// Usage is the usage the upstream reported; ok once its final figures
 	// arrived (a usage chunk, Anthropic's message_delta, the event that
 	// finishes Gemini's answer), not before: a client that leaves before
-	// then has not seen what the vendor bills (see api/openai/streamend.go).
+	// then has not seen what the vendor bills (see lifecycle/streamend.go).
 	Usage() (Usage, bool)
 	// Err is nil after a clean end, else an *apierr.Error for the client.
 	Err() error
