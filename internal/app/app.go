@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/api/anthropic"
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/chain"
@@ -24,6 +25,7 @@ import (
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
@@ -148,7 +150,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
-	h := &openai.Handler{
+	core := &lifecycle.Core{
 		Billing: bill,
 		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)).WithRules(groupRules(cfg)),
@@ -157,23 +159,26 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		MaxBody: cfg.MaxRequestBytes,
 		Log:     o.Logger,
 		Now:     o.Now,
-		Images:  images,
-		Origin:  links,
 		Refused: a.upkeep.refused,
 
 		KeyRefusals: a.upkeep.refusals,
 
-		Responses:    st,
-		Chains:       chain.New(st, chain.Options{Log: o.Logger}),
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 		DrainTimeout: time.Duration(cfg.DrainTimeout),
 
 		// In memory, per replica: a Redis implementation of the same
 		// interfaces comes with the scale-out.
-		RateLimits: &openai.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
+		RateLimits: &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
 
 		Retry:     retryOf(cfg),
 		FirstByte: firstByte(cfg),
+	}
+	h := &openai.Handler{
+		Core:      core,
+		Images:    images,
+		Origin:    links,
+		Responses: st,
+		Chains:    chain.New(st, chain.Options{Log: o.Logger}),
 	}
 	a.upkeep.more = append(a.upkeep.more, h.Chains.Run)
 	if err := a.openMetrics(cfg, h); err != nil {
@@ -207,7 +212,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if con != nil {
 		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
 	}
-	mux := a.mux(h)
+	mux := a.mux(h, cfg)
 	a.current.Store(&mux)
 	a.server = server.New(http.HandlerFunc(a.serveHTTP), time.Duration(cfg.ShutdownTimeout),
 		server.Options{Logger: o.Logger, LogRequests: cfg.Log.RequestsEnabled(), Now: o.Now,
@@ -217,7 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 // mux routes the public listener to h (the /v1 handler), the image
 // files, the console and the probes.
-func (a *App) mux(h *openai.Handler) http.Handler {
+func (a *App) mux(h *openai.Handler, cfg *config.Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -225,6 +230,28 @@ func (a *App) mux(h *openai.Handler) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
 	h.Routes(mux)
+	// The Anthropic Messages door, on the same lifecycle; GET /v1/models
+	// answers in Anthropic's shape to clients that send anthropic-version.
+	msg := &anthropic.Handler{Core: h.Core, Forward: cfg.Messages.ForwardHeaders}
+	msg.Routes(mux)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if anthropic.Wants(r) {
+			msg.ListModels(w, r)
+			return
+		}
+		h.ListModels(w, r)
+	})
+	mux.HandleFunc("GET /v1/models/{model...}", func(w http.ResponseWriter, r *http.Request) {
+		if anthropic.Wants(r) {
+			msg.GetModel(w, r)
+			return
+		}
+		h.GetModel(w, r)
+	})
+	// Claude Code probes the base URL before its first request.
+	probe := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+	mux.HandleFunc("HEAD /{$}", probe)
+	mux.HandleFunc("HEAD /api/hello", probe)
 	mux.Handle("GET "+imagestore.FilesPath+"{name}", h.ImageFiles())
 	mountConsole(mux, a.con)
 	return mux

@@ -18,7 +18,7 @@ import (
 )
 
 // These tests hold every way a client can leave early to one rule: the key
-// pays at least what the vendor bills (see api/openai/streamend.go). The
+// pays at least what the vendor bills (see lifecycle/streamend.go). The
 // fake vendors' reasoning scenarios (providertest/reasoning.go) stream the
 // visible answer, then, after a gap, usage holding 20,000 reasoning tokens
 // the client never saw.

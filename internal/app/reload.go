@@ -88,14 +88,17 @@ func (a *App) liveResponders() background.Responders {
 }
 
 // handlerFor is the /v1 handler of l: the app's handler with l's router,
-// policy and routing.
+// policy and routing (in a copy of its lifecycle core: requests in flight
+// keep the one they started with).
 func (a *App) handlerFor(l *live) http.Handler {
 	h := *a.handler
-	h.Router = l.router
-	h.Policy = gate.NewPolicy(groupPatterns(l.cfg), modelIDs(l.router)).WithRules(groupRules(l.cfg))
-	h.Retry = retryOf(l.cfg)
-	h.FirstByte = firstByte(l.cfg)
-	return a.mux(&h)
+	core := *h.Core
+	core.Router = l.router
+	core.Policy = gate.NewPolicy(groupPatterns(l.cfg), modelIDs(l.router)).WithRules(groupRules(l.cfg))
+	core.Retry = retryOf(l.cfg)
+	core.FirstByte = firstByte(l.cfg)
+	h.Core = &core
+	return a.mux(&h, l.cfg)
 }
 
 // serveHTTP serves every request with the current mux.

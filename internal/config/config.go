@@ -83,6 +83,9 @@ type Config struct {
 	Routing Routing `yaml:"routing"`
 	Circuit Circuit `yaml:"circuit"`
 
+	// Messages configures the Anthropic Messages API door.
+	Messages Messages `yaml:"messages"`
+
 	// src describes the file the config was loaded from (nil otherwise): the
 	// line of every key and which values were given explicitly or came from
 	// the environment. It lets Validate point at lines and lets ApplyDefaults

@@ -195,3 +195,24 @@ func TestClosestKey(t *testing.T) {
 		}
 	}
 }
+
+func TestMessagesForwardHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		headers []string
+		bad     bool
+	}{
+		{[]string{"x-app", "X-Claude-Code-Session-Id"}, false},
+		{nil, false},
+		{[]string{"x-api-key"}, true},
+		{[]string{"Authorization"}, true},
+		{[]string{"bad header"}, true},
+		{[]string{""}, true},
+	} {
+		c := &Config{Messages: Messages{ForwardHeaders: tc.headers}}
+		v := &validator{c: c}
+		v.messagesSettings()
+		if got := len(v.problems) > 0; got != tc.bad {
+			t.Errorf("%q: problems %v, want bad=%t", tc.headers, v.problems, tc.bad)
+		}
+	}
+}

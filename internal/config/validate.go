@@ -26,6 +26,7 @@ func (c *Config) Validate() []Problem {
 	v.server()
 	v.metrics()
 	v.routing()
+	v.messagesSettings()
 	v.telemetrySettings()
 	v.providers()
 	cat := v.catalog()

@@ -23,6 +23,12 @@ type Usage struct {
 	// hears or speaks), priced apart.
 	AudioPromptTokens     int64
 	AudioCompletionTokens int64
+	// WebSearches counts the web searches the vendor ran for the answer
+	// and bills apiece (Anthropic's web search tool, Gemini's grounding
+	// queries); WebSearchesCounted says the adapter counts them (a vendor
+	// whose adapter does not is billed one search per web_search_options).
+	WebSearches        int64
+	WebSearchesCounted bool
 	// ServiceTier is the tier the vendor says it ran the request at
 	// ("default", "priority", "flex"; "" when it does not say), which
 	// decides the token prices.
@@ -68,7 +74,7 @@ type ChatStream interface {
 	// Usage is the usage the upstream reported; ok once its final figures
 	// arrived (a usage chunk, Anthropic's message_delta, the event that
 	// finishes Gemini's answer), not before: a client that leaves before
-	// then has not seen what the vendor bills (see api/openai/streamend.go).
+	// then has not seen what the vendor bills (see lifecycle/streamend.go).
 	Usage() (Usage, bool)
 	// Err is nil after a clean end, else an *apierr.Error for the client.
 	Err() error

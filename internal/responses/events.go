@@ -57,6 +57,17 @@ type (
 		Message string  `json:"message"`
 		Param   *string `json:"param"`
 	}
+	evSearch struct {
+		evBase
+		ItemID      string `json:"item_id"`
+		OutputIndex int    `json:"output_index"`
+	}
+	evInputDone struct {
+		evBase
+		ItemID      string `json:"item_id"`
+		OutputIndex int    `json:"output_index"`
+		Input       string `json:"input"`
+	}
 	evArgsDone struct {
 		evBase
 		ItemID      string `json:"item_id"`

@@ -17,6 +17,16 @@ type inputItem struct {
 	Name      string          `json:"name"`
 	Arguments *string         `json:"arguments"`
 	Output    json.RawMessage `json:"output"`
+	// Namespace is a function or custom tool call's namespace.
+	Namespace string `json:"namespace"`
+	// Input is a custom tool call's input.
+	Input *string `json:"input"`
+	// Action is a local shell call's action; ID is also a local shell
+	// call output's call id.
+	Action json.RawMessage `json:"action"`
+	ID     string          `json:"id"`
+	// EncryptedContent is a reasoning item's (see reasoning.go).
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 // inputPart is one content part of a message or a function call output.
@@ -40,9 +50,14 @@ type inputPart struct {
 //	message (user, system, developer)     → the same role; input_text → text, input_image → image_url,
 //	                                        input_file (file_data) → file, input_audio → input_audio
 //	message (assistant)                   → assistant text (output_text) and refusal
-//	function_call                         → a tool call on the assistant message before it (or a new one)
+//	function_call                         → a tool call on the assistant message before it (or a new one),
+//	                                        named as the tool's chat function (see toolmap.go)
+//	custom_tool_call, local_shell_call    → the same, with arguments {"input": ...} or the exec action's
 //	function_call_output                  → a tool message
-//	reasoning                             → dropped (chat has no way to send it back)
+//	custom_tool_call_output, local_shell_call_output → a tool message
+//	reasoning                             → its thinking blocks (when the gateway made its
+//	                                        encrypted_content) on the next assistant message, else dropped
+//	web_search_call                       → dropped (the vendor searched; its answer holds what it found)
 //	item_reference, built-in tool items   → 400: they need the vendor's stored state or tools
 func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 	var out []oaiwire.Message
@@ -67,6 +82,7 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 	if len(items) == 0 {
 		return nil, apierr.Invalid("input", "Invalid 'input': empty array. Expected at least one input item.")
 	}
+	var thinking []oaiwire.ThinkingBlock // from reasoning items, for the next assistant turn
 	for i, raw := range items {
 		param := at("input", i)
 		if kind(raw) != "object" {
@@ -87,12 +103,20 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 		switch typ {
 		case "message":
 			out, e = appendMessage(out, param, &it)
-		case "function_call":
-			out, e = appendCall(out, param, &it)
-		case "function_call_output":
+		case "function_call", "custom_tool_call", "local_shell_call":
+			out, e = appendCall(out, param, typ, &it)
+		case "function_call_output", "custom_tool_call_output":
 			out, e = appendOutput(out, param, &it)
+		case "local_shell_call_output":
+			if it.CallID == "" {
+				it.CallID = it.ID
+			}
+			out, e = appendOutput(out, param, &it)
+		case "web_search_call":
+			// The vendor's own search in an earlier turn: what it found is
+			// in the answer that followed.
 		case "reasoning":
-			// Reasoning from an earlier turn: chat cannot carry it back.
+			thinking = append(thinking, openBlocks(it.EncryptedContent)...)
 		case "":
 			e = missing(param + ".type")
 		case "item_reference":
@@ -105,6 +129,12 @@ func (r *Request) messages() ([]oaiwire.Message, *apierr.Error) {
 		}
 		if e != nil {
 			return nil, e
+		}
+		if n := len(out); n > 0 && typ != "reasoning" && typ != "web_search_call" && len(thinking) > 0 {
+			if out[n-1].Role == "assistant" {
+				out[n-1].ThinkingBlocks = append(out[n-1].ThinkingBlocks, thinking...)
+			}
+			thinking = nil // what follows no assistant turn goes nowhere
 		}
 	}
 	return out, nil
@@ -272,18 +302,42 @@ func decodeParts(param string, raw json.RawMessage) ([]inputPart, *apierr.Error)
 	return parts, nil
 }
 
-// appendCall adds a function call to the assistant message just before it
-// (parallel calls, or text followed by calls), or starts one.
-func appendCall(out []oaiwire.Message, param string, it *inputItem) ([]oaiwire.Message, *apierr.Error) {
-	switch {
-	case it.CallID == "":
+// appendCall adds a function, custom tool or local shell call (typ) to the
+// assistant message just before it (parallel calls, or text followed by
+// calls), or starts one.
+func appendCall(out []oaiwire.Message, param, typ string, it *inputItem) ([]oaiwire.Message, *apierr.Error) {
+	if it.CallID == "" {
 		return nil, missing(param + ".call_id")
-	case it.Name == "":
-		return nil, missing(param + ".name")
-	case it.Arguments == nil:
-		return nil, missing(param + ".arguments")
 	}
-	tc := oaiwire.ToolCall{ID: it.CallID, Type: "function", Function: oaiwire.FunctionCall{Name: it.Name, Arguments: *it.Arguments}}
+	o := origin{kind: kindFunction, namespace: it.Namespace, name: it.Name}
+	var args string
+	switch typ {
+	case "function_call":
+		switch {
+		case it.Name == "":
+			return nil, missing(param + ".name")
+		case it.Arguments == nil:
+			return nil, missing(param + ".arguments")
+		}
+		args = *it.Arguments
+	case "custom_tool_call":
+		switch {
+		case it.Name == "":
+			return nil, missing(param + ".name")
+		case it.Input == nil:
+			return nil, missing(param + ".input")
+		}
+		o.kind = kindCustom
+		b, _ := json.Marshal(map[string]string{"input": *it.Input})
+		args = string(b)
+	default: // local_shell_call
+		a, e := shellArguments(param+".action", it.Action)
+		if e != nil {
+			return nil, e
+		}
+		o, args = origin{kind: kindLocalShell, name: kindLocalShell}, a
+	}
+	tc := oaiwire.ToolCall{ID: it.CallID, Type: "function", Function: oaiwire.FunctionCall{Name: chatName(o), Arguments: args}}
 	if n := len(out); n > 0 && out[n-1].Role == "assistant" {
 		out[n-1].ToolCalls = append(out[n-1].ToolCalls, tc)
 		return out, nil

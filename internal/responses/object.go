@@ -32,7 +32,7 @@ type Response struct {
 	Temperature        float64           `json:"temperature"`
 	Text               json.RawMessage   `json:"text"`
 	ToolChoice         json.RawMessage   `json:"tool_choice"`
-	Tools              []toolEcho        `json:"tools"`
+	Tools              []any             `json:"tools"`
 	TopP               float64           `json:"top_p"`
 	Truncation         string            `json:"truncation"`
 	Usage              *Usage            `json:"usage,omitempty"` // absent until the end, as the schema has no null
@@ -91,20 +91,13 @@ type (
 		Role    string `json:"role"`
 		Content []any  `json:"content"`
 	}
-	callItem struct {
-		Type      string `json:"type"` // function_call
-		ID        string `json:"id"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Status    string `json:"status"`
-	}
 	reasoningItem struct {
-		Type    string          `json:"type"` // reasoning
-		ID      string          `json:"id"`
-		Summary []any           `json:"summary"`
-		Content []reasoningText `json:"content"`
-		Status  string          `json:"status"`
+		Type             string          `json:"type"` // reasoning
+		ID               string          `json:"id"`
+		Summary          []any           `json:"summary"`
+		Content          []reasoningText `json:"content"`
+		EncryptedContent *string         `json:"encrypted_content,omitempty"` // see reasoning.go
+		Status           string          `json:"status"`
 	}
 	outputText struct {
 		Type        string `json:"type"` // output_text
@@ -148,7 +141,8 @@ func status(finish string) (string, *Incomplete) {
 // Answer is a chat.completion read for translation: its output items and
 // status, waiting for the response id and the settled usage.
 type Answer struct {
-	r Response
+	r      Response
+	search bool // the request had a web search tool
 }
 
 // Answer reads a chat.completion (the first choice; the translation never
@@ -170,9 +164,15 @@ func (t *Translation) Answer(chat []byte) (*Answer, error) {
 	}
 	r.Output = nil
 	m := ch.Message
-	if m.ReasoningContent != "" {
-		r.Output = append(r.Output, reasoningItem{Type: "reasoning", ID: NewID("rs_"), Summary: []any{},
-			Content: []reasoningText{{Type: "reasoning_text", Text: m.ReasoningContent}}, Status: itemStatus})
+	if m.ReasoningContent != "" || len(m.ThinkingBlocks) > 0 {
+		ri := reasoningItem{Type: "reasoning", ID: NewID("rs_"), Summary: []any{}, Content: []reasoningText{}, Status: itemStatus}
+		if m.ReasoningContent != "" {
+			ri.Content = append(ri.Content, reasoningText{Type: "reasoning_text", Text: m.ReasoningContent})
+		}
+		if t.encrypted {
+			ri.EncryptedContent = sealBlocks(m.ThinkingBlocks)
+		}
+		r.Output = append(r.Output, ri)
 	}
 	var text, refusal string
 	if m.Content != nil {
@@ -196,18 +196,22 @@ func (t *Translation) Answer(chat []byte) (*Answer, error) {
 		if id == "" {
 			id = NewID("call_")
 		}
-		r.Output = append(r.Output, callItem{Type: "function_call", ID: NewID("fc_"), CallID: id, Name: tc.Function.Name,
-			Arguments: tc.Function.Arguments, Status: "completed"})
+		prefix := idPrefix(t.names.of(tc.Function.Name).kind)
+		r.Output = append(r.Output, t.names.callOutput(NewID(prefix), id, tc.Function.Name, tc.Function.Arguments, "completed"))
 	}
-	return &Answer{r: r}, nil
+	return &Answer{r: r, search: t.searchParam != ""}, nil
 }
 
 // JSON is the Response object with id, created and completed times (Unix
 // seconds) and usage u (the settled counts, which may be the gateway's
-// estimate).
+// estimate); the web searches u counts lead the output as web_search_call
+// items.
 func (a *Answer) JSON(id string, created, completed int64, u provider.Usage) ([]byte, error) {
 	r := a.r
 	r.ID, r.CreatedAt, r.Usage = id, created, NewUsage(u)
+	if a.search && u.WebSearches > 0 {
+		r.Output = append(searchItems(u.WebSearches), r.Output...)
+	}
 	if r.Status == "completed" {
 		r.CompletedAt = &completed
 	}

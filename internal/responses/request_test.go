@@ -105,7 +105,7 @@ func TestRefused(t *testing.T) {
 		{"output without id", `{"model":"m","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id", "Missing"},
 		{"output image", `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"x"}]}]}`, "input[0].output[0].type", "text only"},
 		{"output type", `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":5}]}`, "input[0].output", "expected"},
-		{"web search", `{"model":"m","input":"x","tools":[{"type":"web_search"}]}`, "tools[0].type", "Built-in tools"},
+		{"file search", `{"model":"m","input":"x","tools":[{"type":"file_search","vector_store_ids":["v"]}]}`, "tools[0].type", "Built-in tools"},
 		{"tool without name", `{"model":"m","input":"x","tools":[{"type":"function"}]}`, "tools[0].name", "Missing"},
 		{"tool params type", `{"model":"m","input":"x","tools":[{"type":"function","name":"f","parameters":[]}]}`, "tools[0].parameters", "object"},
 		{"tool choice value", `{"model":"m","input":"x","tool_choice":"any"}`, "tool_choice", "Supported values"},

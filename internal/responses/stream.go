@@ -30,7 +30,11 @@ type Stream struct {
 	items  []*item       // every item opened, in output order
 	cur    *item         // the open message or reasoning item
 	calls  map[int]*item // function calls by chat tool call index
-	finish string
+	names  toolNames
+	search bool // the request had a web search tool
+	// encrypted: reasoning items carry their signed thinking (reasoning.go)
+	encrypted bool
+	finish    string
 }
 
 // item is one output item under construction.
@@ -42,9 +46,15 @@ type item struct {
 	final any // the item as output_item.done showed it
 	// message and reasoning: the text parts, by content index
 	parts []*part
-	// function_call
+	// reasoning: the signed thinking blocks, and how much of the
+	// reasoning text the blocks so far hold
+	blocks []oaiwire.ThinkingBlock
+	held   int
+	sealed bool // encrypted_content is shown
+	// function_call (or a custom tool or local shell call)
 	callID, name string
 	args         strings.Builder
+	names        toolNames
 }
 
 type part struct {
@@ -55,7 +65,7 @@ type part struct {
 // NewStream starts translating a stream for the response id created at
 // created (Unix seconds).
 func (t *Translation) NewStream(id string, created int64) *Stream {
-	s := &Stream{resp: t.base, calls: map[int]*item{}}
+	s := &Stream{resp: t.base, calls: map[int]*item{}, names: t.names, search: t.searchParam != "", encrypted: t.encrypted}
 	s.resp.ID, s.resp.CreatedAt, s.resp.Status = id, created, "in_progress"
 	return s
 }
@@ -83,6 +93,9 @@ func (s *Stream) Chunk(chunk []byte) ([]Event, error) {
 		d := ch.Delta
 		if d.ReasoningContent != nil && *d.ReasoningContent != "" {
 			s.delta("reasoning", "reasoning_text", *d.ReasoningContent)
+		}
+		for _, b := range d.ThinkingBlocks {
+			s.thinkingBlock(b)
 		}
 		if d.Content != nil && *d.Content != "" {
 			s.delta("message", "output_text", *d.Content)
@@ -116,6 +129,9 @@ func (s *Stream) Finish(u provider.Usage, completed int64) []Event {
 		s.openPart("output_text")
 	}
 	s.closeAll(itemStatus)
+	if s.search {
+		s.searches(u.WebSearches)
+	}
 	r := s.final()
 	r.Status, r.IncompleteDetails, r.Usage = st, inc, NewUsage(u)
 	typ := "response.completed"
@@ -194,7 +210,8 @@ func (s *Stream) toolDelta(tc oaiwire.ToolCall) {
 	it := s.calls[idx]
 	if it == nil {
 		s.closeCur("completed")
-		it = &item{kind: "function_call", id: NewID("fc_"), index: len(s.items), callID: tc.ID, name: tc.Function.Name}
+		prefix := idPrefix(s.names.of(tc.Function.Name).kind)
+		it = &item{kind: "function_call", id: NewID(prefix), index: len(s.items), callID: tc.ID, name: tc.Function.Name, names: s.names}
 		if it.callID == "" {
 			it.callID = NewID("call_")
 		}
@@ -207,9 +224,36 @@ func (s *Stream) toolDelta(tc oaiwire.ToolCall) {
 	}
 	if a := tc.Function.Arguments; a != "" {
 		it.args.WriteString(a)
+		if s.names.of(it.name).kind != kindFunction {
+			return // a custom tool's input and a shell command are shown whole at the end
+		}
 		ev := evArgsDelta{ItemID: it.id, OutputIndex: it.index, Delta: a}
 		s.emit("response.function_call_arguments.delta", &ev.evBase, &ev)
 	}
+}
+
+// thinkingBlock adds a signed thinking block to the open reasoning item
+// (opening one when none is): a thinking block without text holds the
+// reasoning text streamed since the previous block.
+func (s *Stream) thinkingBlock(b oaiwire.ThinkingBlock) {
+	if s.cur == nil || s.cur.kind != "reasoning" {
+		s.closeCur("completed")
+		s.open("reasoning")
+	}
+	it := s.cur
+	var text strings.Builder
+	for _, p := range it.parts {
+		if p.kind == "reasoning_text" {
+			text.WriteString(p.text.String())
+		}
+	}
+	if b.Type == "thinking" && b.Thinking == nil {
+		t := text.String()[min(it.held, text.Len()):]
+		b.Thinking = &t
+	}
+	it.held = text.Len()
+	it.blocks = append(it.blocks, b)
+	it.sealed = s.encrypted
 }
 
 // open starts a message or reasoning item.
@@ -261,6 +305,24 @@ func (s *Stream) closeCur(status string) {
 	s.emit("response.output_item.done", &ev.evBase, &ev)
 }
 
+// searches adds n finished web_search_call items: the vendor reports its
+// searches only with its usage, at the end.
+func (s *Stream) searches(n int64) {
+	for _, ws := range searchItems(n) {
+		w := ws.(webSearchItem)
+		it := &item{kind: "web_search_call", id: w.ID, index: len(s.items), done: true, final: w}
+		s.items = append(s.items, it)
+		added := w
+		added.Status = "in_progress"
+		ev := evItem{OutputIndex: it.index, Item: added}
+		s.emit("response.output_item.added", &ev.evBase, &ev)
+		st := evSearch{ItemID: it.id, OutputIndex: it.index}
+		s.emit("response.web_search_call.completed", &st.evBase, &st)
+		ev = evItem{OutputIndex: it.index, Item: w}
+		s.emit("response.output_item.done", &ev.evBase, &ev)
+	}
+}
+
 // closeAll finishes every open item, in output order.
 func (s *Stream) closeAll(status string) {
 	s.closeCur(status)
@@ -269,8 +331,19 @@ func (s *Stream) closeAll(status string) {
 			continue
 		}
 		args := it.args.String()
-		ev := evArgsDone{ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: args}
-		s.emit("response.function_call_arguments.done", &ev.evBase, &ev)
+		switch o := s.names.of(it.name); o.kind {
+		case kindFunction:
+			ev := evArgsDone{ItemID: it.id, OutputIndex: it.index, Name: o.name, Arguments: args}
+			s.emit("response.function_call_arguments.done", &ev.evBase, &ev)
+		case kindCustom:
+			in := customInput(args)
+			if in != "" {
+				ev := evArgsDelta{ItemID: it.id, OutputIndex: it.index, Delta: in}
+				s.emit("response.custom_tool_call_input.delta", &ev.evBase, &ev)
+			}
+			ev := evInputDone{ItemID: it.id, OutputIndex: it.index, Input: in}
+			s.emit("response.custom_tool_call_input.done", &ev.evBase, &ev)
+		}
 		it.done, it.final = true, it.callItem("completed")
 		iv := evItem{OutputIndex: it.index, Item: it.final}
 		s.emit("response.output_item.done", &iv.evBase, &iv)
@@ -282,6 +355,9 @@ func (s *Stream) closeAll(status string) {
 func (it *item) textItem(status string, withParts bool) any {
 	if it.kind == "reasoning" {
 		r := reasoningItem{Type: "reasoning", ID: it.id, Summary: []any{}, Content: []reasoningText{}, Status: status}
+		if withParts && it.sealed {
+			r.EncryptedContent = sealBlocks(it.blocks)
+		}
 		for _, p := range it.parts {
 			if withParts && p.kind == "reasoning_text" {
 				r.Content = append(r.Content, reasoningText{Type: "reasoning_text", Text: p.text.String()})
@@ -298,8 +374,10 @@ func (it *item) textItem(status string, withParts bool) any {
 	return m
 }
 
-func (it *item) callItem(status string) callItem {
-	return callItem{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Arguments: it.args.String(), Status: status}
+// callItem is the call's output item; names maps its chat function name
+// back to the client's tool.
+func (it *item) callItem(status string) any {
+	return it.names.callOutput(it.id, it.callID, it.name, it.args.String(), status)
 }
 
 // wire is the part as content_part events and output items show it.

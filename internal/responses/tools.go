@@ -26,12 +26,16 @@ type toolEcho struct {
 	Strict      *bool           `json:"strict"`
 }
 
-// tools converts function tools to chat tools. Built-in tools (web_search,
-// file_search, computer_use, code_interpreter, image_generation, mcp, ...)
-// run inside OpenAI; chat vendors have none of them, so they are refused.
-func (r *Request) tools() ([]oaiwire.Tool, []toolEcho, *apierr.Error) {
-	var chat []oaiwire.Tool
-	echo := []toolEcho{}
+// tools converts the request's tools to chat function tools: function
+// tools as they are, namespace, custom and local_shell tools as toolmap.go
+// says. Other built-in tools (file_search, computer_use,
+// code_interpreter, image_generation, mcp, tool_search, ...) run inside
+// OpenAI; chat vendors have none of them, so they are refused. It returns
+// the chat tools, the map from their names back to the client's tools and
+// the tools as the Response shows them.
+func (r *Request) tools() (*toolSet, []any, *apierr.Error) {
+	set := &toolSet{}
+	echo := []any{}
 	for i, raw := range r.w.Tools {
 		param := at("tools", i)
 		if kind(raw) != "object" {
@@ -43,45 +47,56 @@ func (r *Request) tools() ([]oaiwire.Tool, []toolEcho, *apierr.Error) {
 			e.Param = param + "." + e.Param
 			return nil, nil, e
 		}
+		var e *apierr.Error
 		switch t.Type {
 		case "function":
+			var def oaiwire.FunctionDef
+			if def, e = functionDef(param, &t); e == nil {
+				e = set.add(param, origin{kind: kindFunction, name: t.Name}, def)
+			}
+			params := t.Parameters
+			if params == nil {
+				params = json.RawMessage("null")
+			}
+			echo = append(echo, toolEcho{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
+		case "namespace":
+			e = set.namespace(param, raw)
+			echo = append(echo, raw)
+		case "custom":
+			e = set.custom(param, "", raw)
+			echo = append(echo, raw)
+		case "local_shell":
+			e = set.add(param, origin{kind: kindLocalShell, name: kindLocalShell},
+				oaiwire.FunctionDef{Description: localShellDescription, Parameters: json.RawMessage(localShellParameters)})
+			echo = append(echo, raw)
 		case "":
-			return nil, nil, missing(param + ".type")
+			e = missing(param + ".type")
 		default:
-			return nil, nil, apierr.Invalid(param+".type", "The tool type '%s' is not supported for the model '%s': the gateway "+
-				"translates this model's Responses API to chat completions, which have function tools only. Built-in tools "+
-				"(web_search, file_search, computer_use, code_interpreter, image_generation, mcp, ...) work only with models "+
-				"the gateway passes through to OpenAI.", t.Type, r.Model)
+			if isSearch(t.Type) {
+				e = set.search(param, raw)
+				echo = append(echo, raw)
+				break
+			}
+			e = apierr.Invalid(param+".type", "The tool type '%s' is not supported for the model '%s': the gateway "+
+				"translates this model's Responses API to chat completions, which have function tools only (the gateway "+
+				"maps function, custom, namespace and local_shell tools to them). Built-in tools (file_search, computer_use, "+
+				"code_interpreter, image_generation, mcp, tool_search, ...) work only with models the gateway passes through "+
+				"to OpenAI.", t.Type, r.Model)
 		}
-		if t.Name == "" {
-			return nil, nil, missing(param + ".name")
+		if e != nil {
+			return nil, nil, e
 		}
-		if present(t.Parameters) && kind(t.Parameters) != "object" {
-			return nil, nil, wrongType(param+".parameters", "an object", t.Parameters)
-		}
-		if !present(t.Parameters) {
-			t.Parameters = nil
-		}
-		def := oaiwire.FunctionDef{Name: t.Name, Parameters: t.Parameters, Strict: t.Strict}
-		if t.Description != nil {
-			def.Description = *t.Description
-		}
-		chat = append(chat, oaiwire.Tool{Type: "function", Function: def})
-		params := t.Parameters
-		if params == nil {
-			params = json.RawMessage("null")
-		}
-		echo = append(echo, toolEcho{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
 	}
-	return chat, echo, nil
+	return set, echo, nil
 }
 
 // toolChoice converts tool_choice: none, auto and required are the same in
-// chat; {type: function, name} names one function; {type: allowed_tools}
-// narrows the tools sent to the listed ones. Built-in tool choices are
-// refused like built-in tools. It returns the chat tool_choice (nil when
-// absent) and the tools, possibly narrowed.
-func (r *Request) toolChoice(tools []oaiwire.Tool) (json.RawMessage, []oaiwire.Tool, *apierr.Error) {
+// chat; {type: function or custom, name} names one tool; {type:
+// allowed_tools} narrows the tools sent to the listed ones. Built-in tool
+// choices are refused like built-in tools. It returns the chat tool_choice
+// (nil when absent) and the tools, possibly narrowed.
+func (r *Request) toolChoice(set *toolSet) (json.RawMessage, []oaiwire.Tool, *apierr.Error) {
+	tools := set.chat
 	raw := r.w.ToolChoice
 	switch kind(raw) {
 	case "nothing", "null":
@@ -95,37 +110,45 @@ func (r *Request) toolChoice(tools []oaiwire.Tool) (json.RawMessage, []oaiwire.T
 		}
 		return nil, nil, apierr.Invalid("tool_choice", "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto', 'required'.", s)
 	}
+	type named struct {
+		Type      string `json:"type"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	}
 	var c struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Mode  string `json:"mode"`
-		Tools []struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-		} `json:"tools"`
+		named
+		Mode  string  `json:"mode"`
+		Tools []named `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		e := typeError(err)
 		e.Param = "tool_choice." + e.Param
 		return nil, nil, e
 	}
-	has := func(name string) bool {
+	// find is the chat name of the function or custom tool n names.
+	find := func(n named) (string, bool) {
+		want := kindFunction
+		if n.Type == "custom" {
+			want = kindCustom
+		}
 		for _, t := range tools {
-			if t.Function.Name == name {
-				return true
+			o := set.names.of(t.Function.Name)
+			if o.kind == want && o.name == n.Name && (n.Namespace == "" || n.Namespace == o.namespace) {
+				return t.Function.Name, true
 			}
 		}
-		return false
+		return "", false
 	}
 	switch c.Type {
-	case "function":
+	case "function", "custom":
 		if c.Name == "" {
 			return nil, nil, missing("tool_choice.name")
 		}
-		if !has(c.Name) {
+		name, ok := find(c.named)
+		if !ok {
 			return nil, nil, apierr.Invalid("tool_choice", "Tool choice '%s' not found in 'tools' parameter.", c.Name)
 		}
-		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": c.Name}})
+		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": name}})
 		return b, tools, nil
 	case "allowed_tools":
 		if c.Mode != "auto" && c.Mode != "required" {
@@ -133,11 +156,12 @@ func (r *Request) toolChoice(tools []oaiwire.Tool) (json.RawMessage, []oaiwire.T
 		}
 		var kept []oaiwire.Tool
 		for i, a := range c.Tools {
-			if a.Type != "function" || !has(a.Name) {
+			name, ok := find(a)
+			if (a.Type != "function" && a.Type != "custom") || !ok {
 				return nil, nil, apierr.Invalid(at("tool_choice.tools", i), "Allowed tool '%s' (type '%s') is not one of the function tools in 'tools'.", a.Name, a.Type)
 			}
 			for _, t := range tools {
-				if t.Function.Name == a.Name {
+				if t.Function.Name == name {
 					kept = append(kept, t)
 				}
 			}

@@ -17,13 +17,20 @@ type Translation struct {
 	// Stream is whether the client asked for a stream.
 	Stream bool
 	base   Response
+	names  toolNames // chat function names that stand for other client tools
+	// searchParam names the web search tool's type ("" none).
+	searchParam string
+	// encrypted: reasoning items carry the signed thinking in
+	// encrypted_content (include: reasoning.encrypted_content).
+	encrypted bool
 }
 
 // Translate builds the chat request for r, or a 400 for what a chat
 // completion cannot do. What happens to each parameter:
 //
 //	input, instructions    → messages (see messages)
-//	tools (function)       → tools; built-in tools → 400
+//	tools (function)       → tools; namespace, custom, local_shell → function tools (toolmap.go);
+//	                         web_search → web_search_options (search.go); other built-in tools → 400
 //	tool_choice            → tool_choice; allowed_tools narrows tools; built-in → 400
 //	parallel_tool_calls    → parallel_tool_calls (only with tools)
 //	max_output_tokens      → max_completion_tokens
@@ -33,7 +40,8 @@ type Translation struct {
 //	user                   → user
 //	metadata               → shown back in the Response only (not sent upstream)
 //	store: true, background: true, previous_response_id, conversation, prompt → 400
-//	include, text.verbosity, reasoning.summary, truncation, service_tier, top_logprobs,
+//	include                → reasoning.encrypted_content: signed thinking in reasoning items (reasoning.go)
+//	text.verbosity, reasoning.summary, truncation, service_tier, top_logprobs,
 //	max_tool_calls, safety_identifier, prompt_cache_key, stream_options → dropped
 func (r *Request) Translate() (*Translation, *apierr.Error) {
 	w := &r.w
@@ -55,11 +63,11 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if e != nil {
 		return nil, e
 	}
-	tools, toolEchoes, e := r.tools()
+	set, toolEchoes, e := r.tools()
 	if e != nil {
 		return nil, e
 	}
-	choice, tools, e := r.toolChoice(tools)
+	choice, tools, e := r.toolChoice(set)
 	if e != nil {
 		return nil, e
 	}
@@ -78,6 +86,7 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if len(tools) > 0 {
 		req.Tools, req.ToolChoice, req.ParallelToolCalls = tools, choice, w.ParallelToolCalls
 	}
+	req.WebSearchOptions = set.searchOpts
 	if w.Reasoning != nil && w.Reasoning.Effort != nil {
 		req.ReasoningEffort = *w.Reasoning.Effort
 	}
@@ -88,12 +97,13 @@ func (r *Request) Translate() (*Translation, *apierr.Error) {
 	if err != nil {
 		return nil, apierr.Internal(fmt.Errorf("responses: encode chat request: %w", err))
 	}
-	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho)}
+	t := &Translation{Chat: body, Stream: r.Stream, base: r.base(toolEchoes, textEcho), names: set.names,
+		searchParam: set.searchParam, encrypted: r.includesEncrypted()}
 	return t, nil
 }
 
 // base is the Response object's echo of the request, before any output.
-func (r *Request) base(tools []toolEcho, text json.RawMessage) Response {
+func (r *Request) base(tools []any, text json.RawMessage) Response {
 	w := &r.w
 	b := Response{Object: "response", Model: r.Model, Instructions: w.Instructions, MaxOutputTokens: w.MaxOutputTokens,
 		Output: []any{}, ParallelToolCalls: true, Temperature: 1, TopP: 1, Text: text, ToolChoice: json.RawMessage(`"auto"`),

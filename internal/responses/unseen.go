@@ -85,8 +85,9 @@ type builtinTool struct {
 }
 
 // Ask is what the request asks the vendor for beyond tokens: its service
-// tier, its built-in tools (every tool but the client's own function and
-// custom tools) and max_tool_calls. defaultCalls is the group's bound for
+// tier, its built-in tools (every tool but the client's own: function and
+// custom tools, namespaces of them, and local_shell, which the client
+// runs) and max_tool_calls. defaultCalls is the group's bound for
 // tool calls (0: the gateway's).
 func (r *Request) Ask(defaultCalls int64) surcharge.Ask {
 	a := surcharge.Ask{DefaultCalls: defaultCalls}
@@ -102,7 +103,7 @@ func (r *Request) Ask(defaultCalls int64) surcharge.Ask {
 			continue // not an object: the vendor refuses it
 		}
 		switch t.Type {
-		case "function", "custom":
+		case "function", "custom", "namespace", "local_shell":
 			continue
 		}
 		a.Tools = append(a.Tools, surcharge.Tool{Param: at("tools", i) + ".type", Type: t.Type,

@@ -84,6 +84,10 @@ type Plan struct {
 	items map[string]money.Micros // output item type → price of one
 	image []imageTool             // the image_generation tools offered
 	fixed money.Micros            // fees charged whatever the answer (searching models)
+	// search is the price of one web search web_search_options asks of a
+	// vendor that counts its searches (0: none asked, or a model that
+	// searches on every request): the count replaces fixed (see Settle).
+	search money.Micros
 }
 
 // imageTool is an image_generation tool's model price and requested
@@ -144,7 +148,12 @@ func (p *Plan) planTier(tier string) error {
 }
 
 // planSearch prices chat's web search: web_search_options, or a model
-// that searches on every request.
+// that searches on every request. A model that searches on every request
+// pays one search per choice; web_search_options on another model pays
+// the searches its vendor reports (Anthropic's web search tool and
+// Gemini's grounding search as often as the model wants, up to the tool
+// calls bound the reservation covers), or one per choice when the vendor
+// does not count them.
 func (p *Plan) planSearch(ask Ask) error {
 	if !ask.SearchOptions && !p.mp.Searches {
 		return nil
@@ -154,7 +163,23 @@ func (p *Plan) planSearch(ask Ask) error {
 		return apierr.Invalid("web_search_options", "Web search is not available for this model through the gateway: it has no price for it.")
 	}
 	p.fixed = money.Micros(max(ask.Choices, 1)) * price
-	p.Fees += p.fixed
+	if p.mp.Searches {
+		p.Fees += p.fixed
+		return nil
+	}
+	p.search = price
+	calls := ask.MaxToolCalls
+	if calls <= 0 {
+		calls = ask.DefaultCalls
+	}
+	if calls <= 0 {
+		calls = DefaultMaxToolCalls
+	}
+	fees, err := billing.Scale(price, max(calls, max(ask.Choices, 1)), money.PPM)
+	if err != nil {
+		return apierr.Invalid("max_tool_calls", "max_tool_calls is too large to reserve for; lower it.")
+	}
+	p.Fees += fees
 	return nil
 }
 
@@ -255,6 +280,9 @@ func (p *Plan) Settle(u Used) (billing.TokenPrice, money.Micros) {
 		price, _ = p.mp.TierPrice(p.tier)
 	}
 	fees := p.fixed
+	if u.SearchesCounted && p.search > 0 {
+		fees = money.Micros(u.Searches) * p.search
+	}
 	for item, n := range u.Calls {
 		fees += money.Micros(n) * p.items[item]
 	}

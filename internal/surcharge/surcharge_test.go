@@ -201,3 +201,55 @@ func TestTermsRoundTrip(t *testing.T) {
 		t.Error("Unmarshal of broken terms: no error")
 	}
 }
+
+// TestCountedSearches: web_search_options on a model that does not search
+// on every request reserves the tool calls bound and is charged the
+// searches the vendor counts; a vendor that does not count pays one per
+// choice, and a searching model keeps its one search per choice.
+func TestCountedSearches(t *testing.T) {
+	claude := billing.ModelPrice{Price: gpt5.Price, ToolCalls: map[string]money.Micros{"web_search": usd("0.01")}}
+	searching := billing.ModelPrice{Price: gpt5.Price, ToolCalls: map[string]money.Micros{"web_search": usd("0.05")}, Searches: true}
+	tests := []struct {
+		name    string
+		mp      billing.ModelPrice
+		ask     Ask
+		reserve money.Micros
+		used    Used
+		fees    money.Micros
+	}{
+		{"three searches counted", claude, Ask{SearchOptions: true}, 10 * usd("0.01"), Used{Searches: 3, SearchesCounted: true}, 3 * usd("0.01")},
+		{"none counted", claude, Ask{SearchOptions: true}, 10 * usd("0.01"), Used{SearchesCounted: true}, 0},
+		{"not counted: one per choice", claude, Ask{SearchOptions: true}, 10 * usd("0.01"), Used{}, usd("0.01")},
+		{"the operator's bound", claude, Ask{SearchOptions: true, DefaultCalls: 4}, 4 * usd("0.01"), Used{Searches: 2, SearchesCounted: true}, 2 * usd("0.01")},
+		{"a searching model ignores counts", searching, Ask{SearchOptions: true}, usd("0.05"), Used{Searches: 3, SearchesCounted: true}, usd("0.05")},
+	}
+	for _, tc := range tests {
+		p, err := New(tc.mp, tc.ask, images)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if p.Fees != tc.reserve {
+			t.Errorf("%s: reserves %v; want %v", tc.name, p.Fees, tc.reserve)
+		}
+		if _, fees := p.Settle(tc.used); fees != tc.fees {
+			t.Errorf("%s: charged %v; want %v", tc.name, fees, tc.fees)
+		}
+		q, err := Unmarshal(must(p.Marshal()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, fees := q.Settle(tc.used); fees != tc.fees {
+			t.Errorf("%s: after a round trip charged %v; want %v", tc.name, fees, tc.fees)
+		}
+	}
+	if _, err := New(billing.ModelPrice{Price: gpt5.Price}, Ask{SearchOptions: true}, images); err == nil {
+		t.Error("an unpriced search admitted")
+	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

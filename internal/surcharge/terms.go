@@ -19,6 +19,7 @@ type Terms struct {
 	Items  map[string]money.Micros       `json:"items,omitempty"`
 	Images []ImageTerms                  `json:"images,omitempty"`
 	Fixed  money.Micros                  `json:"fixed,omitempty"`
+	Search money.Micros                  `json:"search,omitempty"`
 }
 
 // ImageTerms is an image_generation tool's image prices and requested
@@ -32,7 +33,7 @@ type ImageTerms struct {
 
 // Terms returns p's terms.
 func (p *Plan) Terms() Terms {
-	t := Terms{Price: p.mp.Price, Tiers: p.mp.Tiers, Tier: p.tier, Items: p.items, Fixed: p.fixed}
+	t := Terms{Price: p.mp.Price, Tiers: p.mp.Tiers, Tier: p.tier, Items: p.items, Fixed: p.fixed, Search: p.search}
 	for _, it := range p.image {
 		t.Images = append(t.Images, ImageTerms{Free: it.price.Free, Prices: it.price.Images, Size: it.size, Quality: it.quality})
 	}
@@ -51,7 +52,7 @@ func (p *Plan) Marshal() (string, error) {
 // Plan is the plan t was made from, ready to Settle (its Price, Fees and
 // Calls, which only admission needs, are not restored).
 func (t Terms) Plan() *Plan {
-	p := &Plan{mp: billing.ModelPrice{Price: t.Price, Tiers: t.Tiers}, tier: t.Tier, items: t.Items, fixed: t.Fixed}
+	p := &Plan{mp: billing.ModelPrice{Price: t.Price, Tiers: t.Tiers}, tier: t.Tier, items: t.Items, fixed: t.Fixed, search: t.Search}
 	for _, it := range t.Images {
 		p.image = append(p.image, imageTool{price: billing.ModelPrice{Free: it.Free, Images: it.Prices}, size: it.Size, quality: it.Quality})
 	}

@@ -14,6 +14,11 @@ type Used struct {
 	Calls map[string]int64
 	// Images are the images the image_generation tool made.
 	Images []Image
+	// Searches is the web searches a chat answer's vendor counted for
+	// web_search_options (provider.Usage.WebSearches); SearchesCounted
+	// says the vendor counts them (else each choice is one search).
+	Searches        int64
+	SearchesCounted bool
 
 	containers map[string]bool // code interpreter containers counted
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
@@ -79,19 +80,19 @@ func BenchmarkHandlerStream(b *testing.B) {
 // a request and a concurrency limit (never reached).
 func BenchmarkHandlerStreamLimited(b *testing.B) {
 	benchHandlerStream(b, benchAuth{limits: gate.Limits{RPM: 1 << 40, Concurrency: 100}},
-		&RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()})
+		&lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()})
 }
 
-func benchHandlerStream(b *testing.B, auth benchAuth, limits *RateLimits) {
+func benchHandlerStream(b *testing.B, auth benchAuth, limits *lifecycle.RateLimits) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`)
 	chunks := make([][]byte, 22)
 	for i := range chunks {
 		chunks[i] = chunk
 	}
-	h := &Handler{Auth: auth, Usage: &benchRecorder{}, MaxBody: 1 << 20, RateLimits: limits,
+	h := &Handler{Core: &lifecycle.Core{Auth: auth, Usage: &benchRecorder{}, MaxBody: 1 << 20, RateLimits: limits,
 		Policy:  gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}),
 		Router:  route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{chunks}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}}),
-		Metrics: telemetry.New(telemetry.Options{Models: []string{"gpt-4o-mini"}, Providers: []string{"p"}})}
+		Metrics: telemetry.New(telemetry.Options{Models: []string{"gpt-4o-mini"}, Providers: []string{"p"}})}}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	b.ReportAllocs()

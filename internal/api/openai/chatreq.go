@@ -7,27 +7,19 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 )
 
-// chatParams is what the request path needs from a valid chat request;
-// everything else stays in the raw body, which is what goes upstream.
+// chatParams is what the request path needs from a valid chat request:
+// the exchange's (lifecycle.ChatParams) and where the adapter finds model
+// and stream_options; everything else stays in the raw body, which is what
+// goes upstream.
 type chatParams struct {
-	Model               string
-	Stream              bool
-	IncludeUsage        bool
-	N                   int64 // 0 when absent
-	MaxTokens           int64 // 0 when absent
-	MaxCompletionTokens int64 // 0 when absent
-	hasStreamOptions    bool
+	lifecycle.ChatParams
+	hasStreamOptions bool
 	// modelAt and optionsAt locate model and stream_options in the body,
 	// for the adapter (see provider.ChatRequest.ModelAt).
 	modelAt, optionsAt jsonx.Span
-	// What the request asks for beyond tokens (see chatAsk): service_tier
-	// as sent, web_search_options given, and the parameter that asks for
-	// spoken output ("" none).
-	tier          string
-	searchOptions bool
-	audioOut      string
 }
 
 // chatKeys are the top-level members parseChat reads, in spans order.
@@ -54,13 +46,13 @@ func parseChat(body []byte) (chatParams, *apierr.Error) {
 	}
 	p.N, p.MaxTokens, p.MaxCompletionTokens = intAt(sp[3].Value(body)), intAt(sp[4].Value(body)), intAt(sp[5].Value(body))
 	if v := sp[6].Value(body); v != nil && !isNull(v) {
-		p.tier, _, _ = str(v, "service_tier")
+		p.Tier, _, _ = str(v, "service_tier")
 	}
-	p.searchOptions = present(sp[7].Value(body))
+	p.SearchOptions = present(sp[7].Value(body))
 	if v := sp[8].Value(body); v != nil && bytes.Contains(v, []byte(`"audio"`)) {
-		p.audioOut = "modalities"
+		p.AudioOut = "modalities"
 	} else if present(sp[9].Value(body)) {
-		p.audioOut = "audio"
+		p.AudioOut = "audio"
 	}
 	if e := checkModel(p.Model); e != nil {
 		return chatParams{}, e

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
@@ -15,9 +16,9 @@ import (
 // authJSON authenticates the caller and reads its JSON body; on failure it
 // has answered the client and ok is false.
 func (h *Handler) authJSON(w http.ResponseWriter, r *http.Request, info *reqinfo.Info) (p gate.Principal, body []byte, ok bool) {
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err == nil {
-		body, err = h.readJSON(w, r)
+		body, err = h.ReadJSON(w, r)
 	}
 	if err != nil {
 		h.fail(w, info, err)
@@ -31,29 +32,16 @@ func (h *Handler) authJSON(w http.ResponseWriter, r *http.Request, info *reqinfo
 // model the key's group cannot see (exactly as for an unknown one), 400
 // naming model for one that exists but whose providers cannot do what
 // (e.g. "embeddings"), 503 when none can serve now.
-func (h *Handler) pickFor(r *http.Request, info *reqinfo.Info, p gate.Principal, model, what string, can func(provider.Chatter) bool) (tries, route.Deployment, provider.Chatter, error) {
-	t := h.newTries(info, model, can)
+func (h *Handler) pickFor(r *http.Request, info *reqinfo.Info, p gate.Principal, model, what string, can func(provider.Chatter) bool) (*lifecycle.Tries, route.Deployment, provider.Chatter, error) {
+	t := h.NewTries(info, model, can)
 	if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
 		return t, route.Deployment{}, nil, apierr.ModelNotFound(model)
 	}
-	if !t.plan.Has() {
+	if !t.Has() {
 		return t, route.Deployment{}, nil, apierr.Invalid("model", "The model '%s' does not support %s.", model, what)
 	}
-	d, ch, err := t.next(r)
+	d, ch, err := t.Next(r)
 	return t, d, ch, err
-}
-
-// writeJSON answers 200 with body and the cost header (when billing is on).
-func (h *Handler) writeJSON(w http.ResponseWriter, info *reqinfo.Info, billed bool, out *outcome, body []byte) {
-	if billed {
-		w.Header().Set(costHeader, out.charged().String())
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	info.Status = http.StatusOK
-	if _, err := w.Write(body); err != nil {
-		info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, apierr.CodeClientClosed, err.Error()
-	}
 }
 
 // streamOptions checks stream_options (null or {"include_usage": bool})

@@ -3,22 +3,14 @@ package openai
 import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/contract"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 )
 
 // completionParams is what the request path needs from a valid legacy
 // completion request (OpenAI's CreateCompletionRequest); the raw body is
 // what goes upstream.
 type completionParams struct {
-	Model        string
-	Stream       bool
-	IncludeUsage bool
-	N            int64 // 0 when absent
-	BestOf       int64 // 0 when absent
-	MaxTokens    int64
-	HasMaxTokens bool   // max_tokens was sent (0 is a valid value)
-	Prompt       []byte // the raw prompt member
-	Prompts      int64  // how many prompts it holds (choices are per prompt)
-
+	lifecycle.CompletionParams
 	hasStreamOptions bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/completechat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -19,8 +20,8 @@ import (
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "completions"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
@@ -32,75 +33,71 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model, info.Stream = params.Model, params.Stream
-	t := h.newTries(info, params.Model, nil)
-	defer t.plan.Release()
-	if !t.plan.Has() || !h.Policy.Allows(p.Group, params.Model) {
+	t := h.NewTries(info, params.Model, nil)
+	defer t.Release()
+	if !t.Has() || !h.Policy.Allows(p.Group, params.Model) {
 		h.fail(w, info, apierr.ModelNotFound(params.Model))
 		return
 	}
-	d, ch, err := t.next(r)
+	d, ch, err := t.Next(r)
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
 	cp, passthrough := h.completer(params.Model, d, ch)
-	c, err := h.admitCompletion(r.Context(), info, p, params.Model, d.Upstream, body, params, passthrough)
-	limitTokenHeaders(w, info)
+	c, err := h.AdmitCompletion(r.Context(), info, p, params.Model, d.Upstream, body, params.CompletionParams, passthrough)
+	lifecycle.LimitTokenHeaders(w, info)
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
 	req := &provider.CompletionRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Stream: params.Stream, IncludeUsage: params.IncludeUsage}
-	count := func() provider.Usage {
-		n, _ := countPrompts(c.Tok, params.Prompt)
-		return provider.Usage{PromptTokens: n}
-	}
-	var u *upstream // the try in flight's call, ended when the request is over
-	defer func() { u.end() }()
+	var u *lifecycle.Upstream // the try in flight's call, ended when the request is over
+	defer func() { u.End() }()
 	for {
 		if c != nil {
 			req.MaxOutput = c.Price.MaxOutput
 		}
-		u = t.call(r, c)
+		u = t.Call(r, c)
 		var (
 			res  *provider.ChatResponse
 			st   provider.CompletionStream
 			more bool
 		)
 		if params.Stream {
-			if st, err = cp.CompleteStream(u.ctx(r), req); err == nil {
+			if st, err = cp.CompleteStream(u.Ctx(r), req); err == nil {
 				if more = st.Next(); !more && st.Err() != nil {
 					err = st.Err()
 					st.Close()
 				}
 			}
 		} else {
-			res, err = cp.Complete(u.ctx(r), req)
+			res, err = cp.Complete(u.Ctx(r), req)
 		}
 		if err == nil {
 			if params.Stream {
-				t.opened()
-				upErr, done := h.relay(w, r, info, st, more, streamBill{c: c, up: u, delivered: c.completionDelivered(), legacy: true, prompt: params.Prompt, out: &out})
-				t.streamEnded(upErr, done)
+				t.Opened()
+				upErr, done := h.Relay(w, r, info, st, more, lifecycle.StreamBill{Charge: c, Up: u, Delivered: c.Delivered(lifecycle.AddCompletionText), Out: &out}, chatEncoder{})
+				t.StreamEnded(upErr, done)
 				return
 			}
-			t.answered()
-			out.usage = res.Usage
-			out.cost = c.settleCompletion(&out.usage, params.Prompt, c.completionTokens(res.Body), &out)
-			h.answerJSON(w, r, info, c != nil, &out, res.Body)
+			t.Answered()
+			out.Usage = res.Usage
+			out.Cost = c.Settle(&out.Usage, c.CompletionTokens(res.Body), &out)
+			lifecycle.AnswerJSON(w, r, info, c != nil, &out, res.Body)
 			return
 		}
-		nd, nch, owed, err := t.failover(r, err, u, c, count, &out)
+		nd, nch, owed, err := t.Failover(r, err, u, c, c.PromptCount, &out)
 		u = nil
 		if err != nil {
 			h.fail(w, info, err)
 			return
 		}
 		ncp, np := h.completer(params.Model, nd, nch)
-		if owed != owesNothing || nd.PriceKey != d.PriceKey || np != passthrough {
-			c.carry(owed, count, &out) // see chat
-			if c, err = h.admitCompletion(r.Context(), info, p, params.Model, nd.Upstream, body, params, np); err != nil {
+		if owed != lifecycle.OwesNothing || nd.PriceKey != d.PriceKey || np != passthrough {
+			c.Carry(owed, c.PromptCount, &out) // see chat
+			if c, err = h.AdmitCompletion(r.Context(), info, p, params.Model, nd.Upstream, body, params.CompletionParams, np); err != nil {
 				h.fail(w, info, err)
 				return
 			}

@@ -3,6 +3,7 @@ package openai
 import (
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -98,33 +99,6 @@ func TestParseCompletionFlags(t *testing.T) {
 	}
 }
 
-func TestCountPrompts(t *testing.T) {
-	tok := tokenize.NewSet().For("cl100k")
-	tests := []struct {
-		prompt         string
-		total, largest int64
-	}{
-		{`"This is a test."`, 5, 5},
-		{`"line\nbreak \u00e9"`, int64(tok.Count([]byte("line\nbreak é"))), int64(tok.Count([]byte("line\nbreak é")))},
-		{`["This is a test.","Hello"]`, 6, 5},
-		{`[1212,318,257,1332,13]`, 5, 5},
-		{`[[1212,318],[257]]`, 3, 2},
-		{`[]`, 0, 0},
-	}
-	for _, tt := range tests {
-		total, largest := countPrompts(tok, []byte(tt.prompt))
-		if total != tt.total || largest != tt.largest {
-			t.Errorf("%s: %d, %d; want %d, %d", tt.prompt, total, largest, tt.total, tt.largest)
-		}
-	}
-}
-
-func TestCompletionMul(t *testing.T) {
-	if completionMul(16, 3) != 48 || completionMul(1<<53, 1<<20) != 1<<62 || completionMul(5, 0) != 0 {
-		t.Error("completionMul")
-	}
-}
-
 func FuzzParseCompletion(f *testing.F) {
 	for _, s := range []string{`{"model":"m","prompt":"hi"}`, `{"model":"m","prompt":[[1],[2,3]]}`, `{"model":"m","prompt":["a",1]}`,
 		`{"model":"m","prompt":"p","stop":["a","b","c","d","e"]}`} {
@@ -142,6 +116,6 @@ func FuzzParseCompletion(f *testing.F) {
 		if p.Model == "" || p.Prompts < 1 || len(p.Prompt) == 0 {
 			t.Fatalf("accepted without model or prompt: %+v", p)
 		}
-		countPrompts(tok, p.Prompt)
+		lifecycle.CountPrompts(tok, p.Prompt)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
@@ -18,8 +19,8 @@ import (
 func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "embeddings"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
@@ -36,62 +37,62 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	defer t.plan.Release()
-	c, err := h.startCharge(p, params.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced && mp.Price.Input > 0 })
+	defer t.Release()
+	c, err := h.StartCharge(p, params.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced && mp.Price.Input > 0 })
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	if err := c.checkEmbedContext(&params); err != nil {
+	if err := checkEmbedContext(c, &params); err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	if err := c.reserveEmbeddings(r.Context(), &params); err != nil {
+	if err := reserveEmbeddings(c, r.Context(), &params); err != nil {
 		h.fail(w, info, err)
 		return
 	}
 	req := &provider.EmbedRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Body: body,
 		Texts: params.Texts, Tokens: params.Tokens, Base64: params.Base64, Dimensions: params.Dimensions}
-	count := func() provider.Usage { return provider.Usage{PromptTokens: c.embedTokens(&params)} }
+	count := func() provider.Usage { return provider.Usage{PromptTokens: embedTokens(c, &params)} }
 	var res *provider.EmbedResponse
-	u, d, err := h.each(r, &t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, d, err := h.Each(r, t, c, d, ch, func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		req.UpstreamModel = d.Upstream
 		var err error
-		res, err = ch.(provider.Embedder).Embed(u.ctx(r), req)
+		res, err = ch.(provider.Embedder).Embed(u.Ctx(r), req)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err != nil {
-		c.settleOwed(u.owed(err, false), count, &out)
+		c.SettleOwed(u.Owed(err, false), count, &out)
 		h.fail(w, info, err)
 		return
 	}
 	answer := res.Body
-	out.usage = res.Usage
+	out.Usage = res.Usage
 	if !res.HasUsage {
 		// The vendor counted nothing: the gateway counts and says so.
-		n := c.embedTokens(&params)
-		out.usage, out.estimated = provider.Usage{PromptTokens: n, TotalTokens: n}, true
+		n := embedTokens(c, &params)
+		out.Usage, out.Estimated = provider.Usage{PromptTokens: n, TotalTokens: n}, true
 		if answer, err = jsonx.Set(answer, "usage", fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d}`, n, n)); err != nil {
 			err = provider.BadResponse(d.Provider, fmt.Errorf("embeddings answer: %w", err))
-			c.settleOwed(u.owed(err, false), count, &out)
+			c.SettleOwed(u.Owed(err, false), count, &out)
 			h.fail(w, info, err)
 			return
 		}
 	}
-	cost, err := c.tokenCost(billing.Tokens{Prompt: out.usage.PromptTokens})
+	cost, err := c.TokenCost(billing.Tokens{Prompt: out.Usage.PromptTokens})
 	if err != nil {
-		cost = c.held() // absurd counts: charge the reservation, never nothing
+		cost = c.Held() // absurd counts: charge the reservation, never nothing
 	}
-	out.cost = c.settleCost(cost)
-	h.answerJSON(w, r, info, c != nil, &out, answer)
+	out.Cost = c.SettleCost(cost)
+	lifecycle.AnswerJSON(w, r, info, c != nil, &out, answer)
 }
 
 // checkEmbedContext refuses an input longer than the model's context
 // window before anything is reserved or sent. Texts no longer in bytes than
 // the window certainly fit; longer ones are counted (and, with another
 // vendor's tokenizer, refused only when they certainly do not fit).
-func (c *charge) checkEmbedContext(p *embedParams) error {
+func checkEmbedContext(c *lifecycle.Charge, p *embedParams) error {
 	if c == nil || c.Price.ContextWindow <= 0 {
 		return nil
 	}
@@ -124,38 +125,38 @@ func (c *charge) checkEmbedContext(p *embedParams) error {
 // reserveEmbeddings holds the most the inputs can cost: first the cheap
 // bound (bytes of text, or the exact number of token ids); when the balance
 // cannot cover that, the texts are counted.
-func (c *charge) reserveEmbeddings(ctx context.Context, p *embedParams) error {
+func reserveEmbeddings(c *lifecycle.Charge, ctx context.Context, p *embedParams) error {
 	if c == nil || c.Price.Free {
 		return nil
 	}
 	bound := p.inputBound()
-	err := c.reserveTokens(ctx, bound)
+	err := reserveTokens(c, ctx, bound)
 	var e *apierr.Error
 	if err == nil || p.Texts == nil || !errors.As(err, &e) || e.Type != apierr.TypeInsufficientQuota {
 		return err
 	}
-	n := c.embedTokens(p)
+	n := embedTokens(c, p)
 	if !c.Tok.Exact() {
 		n += n / 4 // another vendor's tokenizer may count more
 	}
 	if n >= bound {
 		return err
 	}
-	return c.reserveTokens(ctx, n)
+	return reserveTokens(c, ctx, n)
 }
 
 // reserveTokens reserves the price of n input tokens.
-func (c *charge) reserveTokens(ctx context.Context, n int64) error {
-	amount, err := c.tokenCost(billing.Tokens{Prompt: n})
+func reserveTokens(c *lifecycle.Charge, ctx context.Context, n int64) error {
+	amount, err := c.TokenCost(billing.Tokens{Prompt: n})
 	if err != nil {
-		return reserveError(err, amount, "input")
+		return lifecycle.ReserveError(err, amount, "input")
 	}
-	return c.reserve(ctx, amount, "input")
+	return c.Reserve(ctx, amount, "input")
 }
 
 // embedTokens counts the input tokens with the model's tokenizer (token
 // arrays exactly); without billing there is no tokenizer and it is 0.
-func (c *charge) embedTokens(p *embedParams) int64 {
+func embedTokens(c *lifecycle.Charge, p *embedParams) int64 {
 	if c == nil || c.Tok == nil {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/contract"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
@@ -20,10 +21,10 @@ import (
 func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "images.edits"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -47,7 +48,7 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 	if err == nil && isModel(d.Model, d.Upstream, "dall-e-3") {
 		err = apierr.Invalid("model", "The model '%s' does not support image edits; use dall-e-2 or a GPT image model.", d.Model)
 	}
-	defer t.plan.Release()
+	defer t.Release()
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -70,13 +71,13 @@ func (h *Handler) imageEdits(w http.ResponseWriter, r *http.Request) {
 	req := &provider.ImageEditRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt, N: params.N,
 		Size: params.Size, Quality: params.Quality, ResponseFormat: params.ResponseFormat, Fields: form.fields, Files: form.providerFiles()}
 	var res *provider.ImageResponse
-	u, _, err := h.each(r, &t, bill.c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, _, err := h.Each(r, t, bill.c, d, ch, func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		req.UpstreamModel = d.Upstream
 		var err error
-		res, err = ch.(provider.ImageEditor).EditImages(u.ctx(r), req)
+		res, err = ch.(provider.ImageEditor).EditImages(u.Ctx(r), req)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err != nil {
 		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)

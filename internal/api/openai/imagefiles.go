@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 )
 
@@ -28,7 +29,7 @@ func (h *Handler) ImageFiles() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := reqinfo.From(r.Context())
 		info.Endpoint = "images.files"
-		defer h.record(info, &outcome{})
+		defer h.Record(info, &lifecycle.Outcome{})
 		name := r.PathValue("name")
 		if h.Images == nil || !imagestore.ValidName(name) {
 			h.fail(w, info, fileNotFound())
@@ -60,7 +61,7 @@ func (h *Handler) ImageFiles() http.Handler {
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		hdr.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 		exp, _ := strconv.ParseInt(q.Get("exp"), 10, 64)
-		if left := time.Unix(exp, 0).Sub(h.now()); left > 0 {
+		if left := time.Unix(exp, 0).Sub(h.Clock()); left > 0 {
 			hdr.Set("Cache-Control", "private, max-age="+strconv.FormatInt(int64(left/time.Second), 10))
 		}
 		info.Status = http.StatusOK

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 )
 
 func pngBytes(t *testing.T, w, h int) []byte {
@@ -117,7 +118,7 @@ func TestEditFormSpills(t *testing.T) {
 	_ = mw.Close()
 	r := httptest.NewRequest(http.MethodPost, "/v1/images/edits", &body)
 	r.Header.Set("Content-Type", mw.FormDataContentType())
-	h := &Handler{MaxBody: 1 << 20}
+	h := &Handler{Core: &lifecycle.Core{MaxBody: 1 << 20}}
 	form, err := h.readEditForm(httptest.NewRecorder(), r)
 	defer form.close()
 	if err != nil {
@@ -159,7 +160,7 @@ func FuzzEditForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := httptest.NewRequest(http.MethodPost, "/v1/images/edits", bytes.NewReader(b))
 		r.Header.Set("Content-Type", "multipart/form-data; boundary=fuzzb")
-		form, err := (&Handler{MaxBody: 1 << 20}).readEditForm(httptest.NewRecorder(), r)
+		form, err := (&Handler{Core: &lifecycle.Core{MaxBody: 1 << 20}}).readEditForm(httptest.NewRecorder(), r)
 		defer form.close()
 		if err != nil {
 			if s := apierr.From(err).Status; s != 400 && s != 413 {

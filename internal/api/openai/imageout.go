@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 )
@@ -104,7 +105,7 @@ func imagesJSON(res *provider.ImageResponse, items []imageItem) ([]byte, error) 
 // answerImages settles the charge for the images returned, converts them
 // to the asked format and writes the response. A failure to store an
 // image releases the charge: the client gets an error and pays nothing.
-func (h *Handler) answerImages(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p *imageParams, res *provider.ImageResponse, b *imageBill, out *outcome) {
+func (h *Handler) answerImages(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p *imageParams, res *provider.ImageResponse, b *imageBill, out *lifecycle.Outcome) {
 	items, err := h.imageItems(r.Context(), r, p.ResponseFormat, res.Images)
 	var body []byte
 	if err == nil {
@@ -115,9 +116,9 @@ func (h *Handler) answerImages(w http.ResponseWriter, r *http.Request, info *req
 		h.fail(w, info, err)
 		return
 	}
-	out.cost = b.settle(p, res)
-	out.usage, out.estimated = b.usage(p, res)
-	h.writeJSON(w, info, b.c != nil, out, body)
+	out.Cost = b.settle(p, res)
+	out.Usage, out.Estimated = b.usage(p, res)
+	lifecycle.WriteJSON(w, info, b.c != nil, out, body)
 }
 
 // usage is the token usage for the usage record: the vendor's (GPT image

@@ -7,6 +7,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -17,8 +18,8 @@ import (
 func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "images.generations"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
@@ -38,7 +39,7 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	defer t.plan.Release()
+	defer t.Release()
 	bill, err := h.startImages(r.Context(), p, d, &params, "image generation")
 	if err != nil {
 		h.fail(w, info, err)
@@ -48,13 +49,13 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 		N: params.N, Size: params.Size, Quality: params.Quality, Style: params.Style, User: params.User,
 		ResponseFormat: params.ResponseFormat}
 	var res *provider.ImageResponse
-	u, _, err := h.each(r, &t, bill.c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, _, err := h.Each(r, t, bill.c, d, ch, func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		req.UpstreamModel = d.Upstream
 		var err error
-		res, err = ch.(provider.ImageGenerator).GenerateImages(u.ctx(r), req)
+		res, err = ch.(provider.ImageGenerator).GenerateImages(u.Ctx(r), req)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err != nil {
 		bill.unanswered(u, err, &out)
 		h.fail(w, info, err)
@@ -67,7 +68,7 @@ func (h *Handler) imageGenerations(w http.ResponseWriter, r *http.Request) {
 // reserved for: the price of one image, or for a model billed by token the
 // bound of the usage of the n images asked for.
 type imageBill struct {
-	c      *charge
+	c      *lifecycle.Charge
 	unit   money.Micros        // per image
 	tokens bool                // billed by token, from the vendor's usage
 	bound  billing.ImageTokens // for n images
@@ -89,7 +90,7 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 	if e := params.checkForModel(d.Model, d.Upstream, mp); e != nil {
 		return nil, e
 	}
-	c, err := h.startCharge(p, d.Model, d.Upstream, func(mp billing.ModelPrice) bool {
+	c, err := h.StartCharge(p, d.Model, d.Upstream, func(mp billing.ModelPrice) bool {
 		_, ok := reserveUnit(mp, params)
 		return ok || mp.ImageTokens.Priced()
 	})
@@ -106,12 +107,12 @@ func (h *Handler) startImages(ctx context.Context, p gate.Principal, d route.Dep
 		amount, err = billing.ImageCost(c.Price.ImageTokens, b.bound, c.Ratio)
 	} else {
 		b.unit, _ = reserveUnit(c.Price, params)
-		amount, err = c.flatCost(b.unit, int64(params.N))
+		amount, err = c.FlatCost(b.unit, int64(params.N))
 	}
 	if err != nil {
-		return nil, reserveError(err, 0, "n")
+		return nil, lifecycle.ReserveError(err, 0, "n")
 	}
-	if err := c.reserve(ctx, amount, "n"); err != nil {
+	if err := c.Reserve(ctx, amount, "n"); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -131,14 +132,14 @@ func (b *imageBill) settle(params *imageParams, res *provider.ImageResponse) mon
 		return b.settleTokens(params, res, n)
 	}
 	if n == 0 {
-		b.c.release()
+		b.c.Release()
 		return 0
 	}
-	cost, err := b.c.flatCost(settleUnit(b.c.Price, params, res, b.unit), int64(n))
+	cost, err := b.c.FlatCost(settleUnit(b.c.Price, params, res, b.unit), int64(n))
 	if err != nil {
-		cost = b.c.held() // unreachable: the reservation was computed the same way
+		cost = b.c.Held() // unreachable: the reservation was computed the same way
 	}
-	return b.c.settleCost(cost)
+	return b.c.SettleCost(cost)
 }
 
 // settleTokens charges a model billed by token: the usage the vendor
@@ -150,16 +151,16 @@ func (b *imageBill) settleTokens(params *imageParams, res *provider.ImageRespons
 	case reported:
 		t = u.tokens()
 	case n == 0:
-		b.c.release()
+		b.c.Release()
 		return 0
 	default:
 		t = b.boundFor(params, n)
 	}
 	cost, err := billing.ImageCost(b.c.Price.ImageTokens, t, b.c.Ratio)
 	if err != nil {
-		cost = b.c.held() // a usage too large to price: the reservation
+		cost = b.c.Held() // a usage too large to price: the reservation
 	}
-	return b.c.settleCost(cost)
+	return b.c.SettleCost(cost)
 }
 
 // boundFor is the reserved bound of the usage of n of the images asked
@@ -173,6 +174,13 @@ func (b *imageBill) boundFor(p *imageParams, n int) billing.ImageTokens {
 // release gives the reservation back.
 func (b *imageBill) release() {
 	if b != nil {
-		b.c.release()
+		b.c.Release()
 	}
+}
+
+// unanswered settles an image request whose upstream call failed with
+// err: once the vendor had it, it makes (and bills) the images it was asked
+// for whether or not the client waits, so the reservation is charged.
+func (b *imageBill) unanswered(u *lifecycle.Upstream, err error, out *lifecycle.Outcome) {
+	out.Cost = b.c.SettleHeld(u.Owed(err, false))
 }

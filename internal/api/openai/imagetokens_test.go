@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/route"
@@ -142,15 +143,15 @@ func TestSettleImageTokens(t *testing.T) {
 			r := billing.NewReserver(balanceSource{}, billing.Options{})
 			cb := &chg.Billing{Prices: func(string, string) (billing.ModelPrice, bool) { return gptImageTokens, true },
 				Ratio: func(string) int64 { return money.PPM }, Reserver: r, Tokens: tokenize.NewSet()}
-			h := &Handler{Billing: cb}
+			h := &Handler{Core: &lifecycle.Core{Billing: cb}}
 			d := route.Deployment{Model: "gpt-image-1", Upstream: "gpt-image-1"}
 			b, err := h.startImages(context.Background(), gate.Principal{AccountID: "acct", KeyID: "key"}, d, p, "image generation")
 			if err != nil {
 				t.Fatal(err)
 			}
 			reserved := money.Micros((len(p.Prompt)+promptTextOverhead)*5 + 3*272*40)
-			if b.c.held() != reserved {
-				t.Fatalf("reserved %s, want %s", b.c.held(), reserved)
+			if b.c.Held() != reserved {
+				t.Fatalf("reserved %s, want %s", b.c.Held(), reserved)
 			}
 			if got := b.settle(p, &tt.res); got != tt.want {
 				t.Fatalf("charged %s, want %s", got, tt.want)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 )
@@ -25,12 +26,12 @@ func toWire(m route.Model) modelWire {
 	return modelWire{ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy}
 }
 
-// listModels answers GET /v1/models with the key's group's models only.
-func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
+// ListModels answers GET /v1/models with the key's group's models only.
+func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.list"
-	defer h.record(info, &outcome{})
-	p, err := h.authenticate(w, r, info)
+	defer h.Record(info, &lifecycle.Outcome{})
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -44,13 +45,13 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// getModel answers GET /v1/models/{model}; a model outside the group gets
+// GetModel answers GET /v1/models/{model}; a model outside the group gets
 // the same 404 as an unknown one.
-func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) GetModel(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "models.retrieve"
-	defer h.record(info, &outcome{})
-	p, err := h.authenticate(w, r, info)
+	defer h.Record(info, &lifecycle.Outcome{})
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return

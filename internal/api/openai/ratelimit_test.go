@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/route"
 )
@@ -20,11 +21,11 @@ func TestRateLimitAnswers(t *testing.T) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`)
 	start := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	now := start
-	h := &Handler{Auth: benchAuth{limits: gate.Limits{RPM: 3}}, Usage: &benchRecorder{}, MaxBody: 1 << 20, Now: func() time.Time { return now },
+	h := &Handler{Core: &lifecycle.Core{Auth: benchAuth{limits: gate.Limits{RPM: 3}}, Usage: &benchRecorder{}, MaxBody: 1 << 20, Now: func() time.Time { return now },
 		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, []string{"gpt-4o-mini"}).
 			WithRules(map[string]gate.Rules{"default": {Limits: gate.Limits{RPM: 2, Concurrency: 5}}}),
 		Router:     route.New([]route.Deployment{{Provider: "p", Chatter: benchChatter{[][]byte{chunk}}, Model: "gpt-4o-mini", Upstream: "gpt-4o-mini"}}),
-		RateLimits: &RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()}}
+		RateLimits: &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()}}}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	for i, st := range []struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/store"
@@ -57,8 +58,8 @@ func (m *memRefusals) Add(reason, remote string) {
 // account leaves its record, refused or not, and is not counted.
 func TestUnauthenticatedNotRecorded(t *testing.T) {
 	rec, ref := &memRecorder{}, &memRefusals{}
-	h := &Handler{Auth: keyAuth{}, Usage: rec, Refused: ref, MaxBody: 1 << 20,
-		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, nil), Router: route.New(nil)}
+	h := &Handler{Core: &lifecycle.Core{Auth: keyAuth{}, Usage: rec, Refused: ref, MaxBody: 1 << 20,
+		Policy: gate.NewPolicy(map[string][]string{"default": {"*"}}, nil), Router: route.New(nil)}}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	do := func(method, path, auth string) int {
@@ -135,10 +136,10 @@ func TestRecordOncePerRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, ref := &memRecorder{}, &memRefusals{}
-			h := &Handler{Usage: rec, Refused: ref}
+			h := &Handler{Core: &lifecycle.Core{Usage: rec, Refused: ref}}
 			info := &reqinfo.Info{ID: "req_1", AccountID: tc.account, Status: 404}
 			for range 3 {
-				h.record(info, &outcome{})
+				h.Record(info, &lifecycle.Outcome{})
 			}
 			if len(rec.recs) != tc.records || len(ref.remotes) != tc.refused {
 				t.Errorf("%d records and %d refusals, want %d and %d", len(rec.recs), len(ref.remotes), tc.records, tc.refused)

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/background"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
@@ -22,8 +23,8 @@ import (
 func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "responses"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
@@ -39,24 +40,24 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.Model, info.Stream = req.Model, req.Stream
-	t := h.newTries(info, req.Model, nil)
-	defer t.plan.Release()
-	if !t.plan.Has() || !h.Policy.Allows(p.Group, req.Model) {
+	t := h.NewTries(info, req.Model, nil)
+	defer t.Release()
+	if !t.Has() || !h.Policy.Allows(p.Group, req.Model) {
 		h.fail(w, info, apierr.ModelNotFound(req.Model))
 		return
 	}
-	d, ch, err := t.next(r)
+	d, ch, err := t.Next(r)
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
 	if rs, ok := nativeResponder(ch); ok {
-		t.plan.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return ok })
-		h.respondNative(w, r, info, p, &t, d, rs, req, body, &out)
+		t.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return ok })
+		h.respondNative(w, r, info, p, t, d, rs, req, body, &out)
 		return
 	}
-	t.plan.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return !ok })
-	h.respondTranslated(w, r, info, p, &t, d, ch, req, &out)
+	t.Only(func(c provider.Chatter) bool { _, ok := nativeResponder(c); return !ok })
+	h.respondTranslated(w, r, info, p, t, d, ch, req, &out)
 }
 
 // nativeResponder returns the adapter's Responder when its vendor serves
@@ -72,15 +73,21 @@ func nativeResponder(c provider.Chatter) (provider.Responder, bool) {
 // respondTranslated serves the request with the adapter's chat completion,
 // billed exactly like one (admit on the translated body).
 func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
-	t *tries, d route.Deployment, ch provider.Chatter, req *responses.Request, out *outcome) {
+	t *lifecycle.Tries, d route.Deployment, ch provider.Chatter, req *responses.Request, out *lifecycle.Outcome) {
 	tr, e := req.Translate()
+	if e == nil {
+		e = tr.WebSearch(ch) // the web_search tool needs a vendor with a search of its own
+	}
 	if e != nil {
 		h.fail(w, info, e)
 		return
 	}
+	if tr.Searches() {
+		t.Only(func(c provider.Chatter) bool { return responses.CanSearch(c) })
+	}
 	params, perr := parseChat(tr.Chat)
 	if perr == nil {
-		params.tier = req.Ask(0).Tier // dropped from the chat body; priced (or refused) all the same
+		params.Tier = req.Ask(0).Tier // dropped from the chat body; priced (or refused) all the same
 	}
 	if perr != nil {
 		// The translation of a valid request is a valid chat request; what
@@ -92,28 +99,28 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 	}
 	creq := &provider.ChatRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: tr.Chat,
 		Stream: req.Stream, IncludeUsage: true}
-	c, err := h.admit(r.Context(), info, p, d, creq, params)
-	limitTokenHeaders(w, info)
+	c, err := h.AdmitChat(r.Context(), info, p, d, creq, params.ChatParams)
+	lifecycle.LimitTokenHeaders(w, info)
 	if err != nil {
-		err = renameParams(err)
+		err = tr.Rename(apierr.From(renameParams(err)))
 		h.fail(w, info, err)
 		return
 	}
-	id, created := responses.NewID("resp_"), h.now().Unix()
+	id, created := responses.NewID("resp_"), h.Clock().Unix()
 	if req.Stream {
-		u := h.callUpstream(r, c)
-		defer u.end()
+		u := h.CallUpstream(r, c)
+		defer u.End()
 		h.translateStream(w, r, info, t, ch, creq, tr, id, created, c, u, out)
 		return
 	}
 	var res *provider.ChatResponse
-	u, _, err := h.each(r, t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, _, err := h.Each(r, t, c, d, ch, func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		creq.UpstreamModel = d.Upstream
 		var err error
-		res, err = ch.Chat(u.ctx(r), creq)
+		res, err = ch.Chat(u.Ctx(r), creq)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err == nil {
 		var ans *responses.Answer
 		if ans, err = tr.Answer(res.Body); err == nil {
@@ -122,22 +129,22 @@ func (h *Handler) respondTranslated(w http.ResponseWriter, r *http.Request, info
 		}
 		err = provider.BadResponse(info.Provider, err)
 	}
-	c.settleOwed(u.owed(err, false), c.promptCount, out)
+	c.SettleOwed(u.Owed(err, false), c.PromptCount, out)
 	h.fail(w, info, err)
 }
 
 // answerTranslated settles a translated request's chat answer and writes
 // it as a Response object.
-func (h *Handler) answerTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, c *charge,
-	res *provider.ChatResponse, ans *responses.Answer, id string, created int64, out *outcome) {
-	out.usage = res.Usage
-	out.cost = c.settle(&out.usage, c.answerTokens(res.Body), out)
-	b, err := ans.JSON(id, created, h.now().Unix(), out.usage)
+func (h *Handler) answerTranslated(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, c *lifecycle.Charge,
+	res *provider.ChatResponse, ans *responses.Answer, id string, created int64, out *lifecycle.Outcome) {
+	out.Usage = res.Usage
+	out.Cost = c.Settle(&out.Usage, c.AnswerTokens(res.Body), out)
+	b, err := ans.JSON(id, created, h.Clock().Unix(), out.Usage)
 	if err != nil {
 		h.fail(w, info, apierr.Internal(err))
 		return
 	}
-	h.answerJSON(w, r, info, c != nil, out, b)
+	lifecycle.AnswerJSON(w, r, info, c != nil, out, b)
 }
 
 // renameParams shows the chat parameters admit names (max_tokens,
@@ -167,10 +174,10 @@ func renameParams(err error) error {
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "responses.get"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -206,7 +213,7 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.observe(r.Context(), id, res)
-	h.writeJSON(w, info, false, &out, res.Body)
+	lifecycle.WriteJSON(w, info, false, &out, res.Body)
 }
 
 // validResponseID accepts the ids vendors issue (resp_ and hex digits) and

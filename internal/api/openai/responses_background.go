@@ -11,6 +11,7 @@ import (
 	chg "github.com/modelgate/modelgate/internal/charge"
 	"github.com/modelgate/modelgate/internal/contract"
 	"github.com/modelgate/modelgate/internal/gate"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
@@ -31,7 +32,7 @@ import (
 // A background response must be stored (400 naming store), as OpenAI
 // requires.
 func (h *Handler) respondBackground(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
-	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *lifecycle.Outcome) {
 	switch {
 	case h.Background == nil:
 		h.fail(w, info, apierr.Invalid("background", "Background responses are not supported by this gateway."))
@@ -53,23 +54,23 @@ func (h *Handler) respondBackground(w http.ResponseWriter, r *http.Request, info
 	var terms string
 	if c != nil {
 		cc = c.Charge
-		if c.plan != nil {
-			if terms, err = c.plan.Marshal(); err != nil {
-				c.release()
+		if c.Plan != nil {
+			if terms, err = c.Plan.Marshal(); err != nil {
+				c.Release()
 				h.fail(w, info, apierr.Internal(err))
 				return
 			}
 		}
 	}
-	res, err := h.Background.Submit(r.Context(), background.Submission{RequestID: info.ID, Payer: payer(p), Provider: d.Provider,
+	res, err := h.Background.Submit(r.Context(), background.Submission{RequestID: info.ID, Payer: lifecycle.Payer(p), Provider: d.Provider,
 		Responder: rs, Charge: cc, Terms: terms,
 		Request: &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body}})
 	if err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	h.saveResponse(r.Context(), info, background.ResponseID(res.Body), c.bound(), nil)
-	h.writeJSON(w, info, c != nil, out, res.Body) // out.cost is 0: the task's settlement charges
+	h.saveResponse(r.Context(), info, background.ResponseID(res.Body), c.Bound(), nil)
+	lifecycle.WriteJSON(w, info, c != nil, out, res.Body) // out.cost is 0: the task's settlement charges
 }
 
 // backgroundResponder is, for a response created in the background, its
@@ -107,10 +108,10 @@ func (h *Handler) observe(ctx context.Context, id string, res *provider.Response
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "responses.cancel"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -147,7 +148,7 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.observe(r.Context(), id, res)
-	h.writeJSON(w, info, false, &out, res.Body)
+	lifecycle.WriteJSON(w, info, false, &out, res.Body)
 }
 
 // cancelQuery checks the query of POST /v1/responses/{id}/cancel, which

@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/chain"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/jsonx"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -27,7 +28,7 @@ import (
 // settles from the usage the vendor reports, with the tool calls its
 // answer shows.
 func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, p gate.Principal,
-	t *tries, d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *outcome) {
+	t *lifecycle.Tries, d route.Deployment, rs provider.Responder, req *responses.Request, body []byte, out *lifecycle.Outcome) {
 	if req.Background() {
 		h.respondBackground(w, r, info, p, d, rs, req, body, out) // responses_background.go
 		return
@@ -39,41 +40,41 @@ func (h *Handler) respondNative(w http.ResponseWriter, r *http.Request, info *re
 	}
 	preq := &provider.ResponsesRequest{PublicModel: req.Model, UpstreamModel: d.Upstream, Body: body, Stream: req.Stream}
 	if req.Stream {
-		u := h.callUpstream(r, c)
-		defer u.end()
+		u := h.CallUpstream(r, c)
+		defer u.End()
 		h.nativeStream(w, r, info, t, rs, preq, req.Stored(), c, u, out)
 		return
 	}
 	var res *provider.ResponsesResult
-	u, _, err := h.each(r, t, c, d, rs.(provider.Chatter), func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, _, err := h.Each(r, t, c, d, rs.(provider.Chatter), func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		preq.UpstreamModel = d.Upstream
 		rs, _ := nativeResponder(ch)
 		var err error
-		res, err = rs.Respond(u.ctx(r), preq)
+		res, err = rs.Respond(u.Ctx(r), preq)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err != nil {
-		c.settleOwed(u.owed(err, false), c.responsesPrompt(body), out)
+		c.SettleOwed(u.Owed(err, false), responsesPrompt(c, body), out)
 		h.fail(w, info, err)
 		return
 	}
-	out.usage = res.Usage
+	out.Usage = res.Usage
 	if !res.HasUsage {
-		out.usage = estimateResponses(c, body, func(s *tokenize.Stream) { addOutputText(s, res.Body) })
-		out.estimated = c != nil
+		out.Usage = estimateResponses(c, body, func(s *tokenize.Stream) { addOutputText(s, res.Body) })
+		out.Estimated = c != nil
 	}
-	c.noteAnswer(res.Body)
-	out.cost = settleResponses(c, out.usage)
+	c.NoteAnswer(res.Body)
+	out.Cost = settleResponses(c, out.Usage)
 	if req.Stored() {
-		h.saveResponse(r.Context(), info, responseID(res.Body), c.bound(), &out.usage)
+		h.saveResponse(r.Context(), info, responseID(res.Body), c.Bound(), &out.Usage)
 	}
-	h.answerJSON(w, r, info, c != nil, out, res.Body)
+	lifecycle.AnswerJSON(w, r, info, c != nil, out, res.Body)
 }
 
 // responsesPrompt is the gateway's count of a pass-through request's
 // prompt: the body's tokens (an overestimate: see estimateResponses).
-func (c *charge) responsesPrompt(body []byte) func() provider.Usage {
+func responsesPrompt(c *lifecycle.Charge, body []byte) func() provider.Usage {
 	return func() provider.Usage { return estimateResponses(c, body, func(*tokenize.Stream) {}) }
 }
 
@@ -89,7 +90,7 @@ const unknownWindow = 1_000_000
 // the vendor cannot run up more calls than were paid for. It returns the
 // charge (nil when nothing is charged) and the body to send.
 func (h *Handler) admitNative(ctx context.Context, p gate.Principal, d route.Deployment, req *responses.Request,
-	body []byte) (*charge, []byte, error) {
+	body []byte) (*lifecycle.Charge, []byte, error) {
 	var prev *store.StoredResponse
 	if id := req.PreviousResponseID(); id != "" {
 		sr, err := h.previous(ctx, p.AccountID, id)
@@ -98,16 +99,16 @@ func (h *Handler) admitNative(ctx context.Context, p gate.Principal, d route.Dep
 		}
 		prev = &sr
 	}
-	c, err := h.startCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	c, err := h.StartCharge(p, req.Model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := h.reserveNative(ctx, p, c, req, body, prev); err != nil {
 		return nil, nil, err
 	}
-	if calls := c.toolCalls(); calls > 0 {
+	if calls := c.ToolCalls(); calls > 0 {
 		if body, err = jsonx.Set(body, "max_tool_calls", []byte(strconv.FormatInt(calls, 10))); err != nil {
-			c.release()
+			c.Release()
 			return nil, nil, apierr.Internal(err)
 		}
 	}
@@ -116,7 +117,7 @@ func (h *Handler) admitNative(ctx context.Context, p gate.Principal, d route.Dep
 
 // reserveNative holds the most a pass-through request can cost: its body
 // (every byte an input token; when the balance cannot cover that, the
-// body's tokens counted), every image at imageTokens, the context of the
+// body's tokens counted), every image at lifecycle.ImageTokens, the context of the
 // response it continues (its size, else its bound; capped at the context
 // window, which no input exceeds), max_output_tokens or the model's output
 // limit, the most its built-in tools can cost, and the group's reserve for
@@ -124,37 +125,37 @@ func (h *Handler) admitNative(ctx context.Context, p gate.Principal, d route.Dep
 // It notes on c the new response's bound: the input and output tokens it
 // reserved for, what a request continuing it reserves until its size is
 // known.
-func (h *Handler) reserveNative(ctx context.Context, p gate.Principal, c *charge, req *responses.Request, body []byte,
+func (h *Handler) reserveNative(ctx context.Context, p gate.Principal, c *lifecycle.Charge, req *responses.Request, body []byte,
 	prev *store.StoredResponse) error {
 	if c == nil {
 		return nil
 	}
 	maxOut := req.MaxOutputTokens
-	if e := outputLimit(c.Price, "max_output_tokens", maxOut); e != nil {
+	if e := lifecycle.OutputLimit(c.Price, "max_output_tokens", maxOut); e != nil {
 		return e
 	}
 	if c.Price.Free {
 		return nil
 	}
 	unsizedParam := req.Unsized()
-	unsized, err := h.unsized(p, unsizedParam)
+	unsized, err := h.Unsized(p, unsizedParam)
 	if err != nil {
 		return err
 	}
 	rules := h.Policy.Rules(p.Group)
-	if c.plan, err = surcharge.New(c.Price, req.Ask(rules.MaxToolCalls), h.imageModels(p)); err != nil {
+	if c.Plan, err = surcharge.New(c.Price, req.Ask(rules.MaxToolCalls), h.ImageModels(p)); err != nil {
 		return err
 	}
-	price, fees := c.reservePrice()
+	price, fees := c.ReservePrice()
 	if maxOut == 0 {
-		maxOut = outputCeiling(c.Price)
+		maxOut = lifecycle.OutputCeiling(c.Price)
 	}
 	window := c.Price.ContextWindow
 	var context int64
 	if prev != nil {
 		context = chain.Tokens(*prev, max(window, unknownWindow))
 	}
-	images := imageAllowance(body) + imageTokens*req.FileImages()
+	images := lifecycle.ImageAllowance(body) + lifecycle.ImageTokens*req.FileImages()
 	input := func(bodyTokens int64) int64 {
 		n := bodyTokens + images + context
 		if window > 0 {
@@ -180,32 +181,32 @@ func (h *Handler) reserveNative(ctx context.Context, p gate.Principal, c *charge
 		amount, err = reserve(prompt)
 	}
 	if err != nil {
-		return reserveError(err, max(amount, 1), "max_output_tokens")
+		return lifecycle.ReserveError(err, max(amount, 1), "max_output_tokens")
 	}
-	c.boundTokens = prompt + maxOut
+	c.BoundTokens = prompt + maxOut
 	if unsizedParam != "" && window > 0 {
-		c.boundTokens = window + maxOut // its input is unknown: at most the window
+		c.BoundTokens = window + maxOut // its input is unknown: at most the window
 	}
 	return nil
 }
 
 // settleResponses charges u against the reservation, with the fees of
 // the tool calls the answer showed (see charge.noteAnswer).
-func settleResponses(c *charge, u provider.Usage) money.Micros {
+func settleResponses(c *lifecycle.Charge, u provider.Usage) money.Micros {
 	if c == nil {
 		return 0
 	}
-	cost, err := c.usageCost(&u)
+	cost, err := c.UsageCost(&u)
 	if err != nil {
-		cost = c.held() // absurd counts: charge the reservation, never nothing
+		cost = c.Held() // absurd counts: charge the reservation, never nothing
 	}
-	return c.settleCost(cost)
+	return c.SettleCost(cost)
 }
 
 // estimateResponses is the usage the gateway counts itself when the vendor
 // reports none: the request body's tokens (an overestimate of the prompt)
 // and the output text that write feeds in.
-func estimateResponses(c *charge, body []byte, write func(*tokenize.Stream)) provider.Usage {
+func estimateResponses(c *lifecycle.Charge, body []byte, write func(*tokenize.Stream)) provider.Usage {
 	if c == nil {
 		return provider.Usage{}
 	}
@@ -240,20 +241,20 @@ func addOutputText(s *tokenize.Stream, body []byte) {
 }
 
 // nativeStream relays the vendor's event stream event by event, names
-// preserved, and charges it by the rules in streamend.go: the vendor's
+// preserved, and charges it by the rules in lifecycle's streamend.go: the vendor's
 // usage arrives in its terminal event (response.completed); delivered
 // deltas are counted as they go, for a client that leaves (or is too slow)
 // before it, and for an upstream that breaks the stream off after deltas
 // reached the client, which ends with an error event. When stored, the
 // response's owner is recorded as soon as an event shows its id
 // (response.created), before that event is relayed.
-func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *tries, rs provider.Responder,
-	req *provider.ResponsesRequest, stored bool, c *charge, u *upstream, out *outcome) {
-	prompt := c.responsesPrompt(req.Body)
-	st, err := rs.RespondStream(u.ctx(r), req)
+func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *lifecycle.Tries, rs provider.Responder,
+	req *provider.ResponsesRequest, stored bool, c *lifecycle.Charge, u *lifecycle.Upstream, out *lifecycle.Outcome) {
+	prompt := responsesPrompt(c, req.Body)
+	st, err := rs.RespondStream(u.Ctx(r), req)
 	if err != nil {
-		t.failed(err, u)
-		c.settleOwed(u.owed(err, false), prompt, out)
+		t.Failed(err, u)
+		c.SettleOwed(u.Owed(err, false), prompt, out)
 		h.fail(w, info, err)
 		return
 	}
@@ -267,13 +268,13 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	// and the deltas it was sent, counted by the gateway.
 	charge := func(upErr error) {
 		if us, ok := st.Usage(); ok {
-			out.usage = us
-			out.cost = settleResponses(c, us)
+			out.Usage = us
+			out.Cost = settleResponses(c, us)
 			h.sizeResponse(respID, us)
 			return
 		}
 		delivered := count != nil && count.Tokens() > 0
-		c.settleOwed(u.owed(upErr, delivered), func() provider.Usage {
+		c.SettleOwed(u.Owed(upErr, delivered), func() provider.Usage {
 			us := prompt()
 			if count != nil {
 				us.CompletionTokens = int64(count.Tokens())
@@ -283,83 +284,83 @@ func (h *Handler) nativeStream(w http.ResponseWriter, r *http.Request, info *req
 	}
 	more := st.Next()
 	if !more && st.Err() != nil {
-		t.failed(st.Err(), u)
+		t.Failed(st.Err(), u)
 		charge(st.Err())
 		h.fail(w, info, st.Err())
 		return
 	}
-	t.answered()
+	t.Answered()
 	sw := h.startEvents(w, info, c != nil)
-	defer h.streamEnded()
+	defer h.StreamEnded()
 	buffered, _ := st.(provider.Buffered)
 	seq := int64(-1)
-	var end streamEnd
-	for ; more && !end.stop(r, u); more = st.Next() {
-		if out.ttft == 0 {
-			out.ttft = h.now().Sub(info.Start)
+	var end lifecycle.StreamEnd
+	for ; more && !end.Stop(r, u); more = st.Next() {
+		if out.TTFT == 0 {
+			out.TTFT = h.Clock().Sub(info.Start)
 		}
 		name, data := st.Event()
 		if stored && respID == "" {
 			if id := eventResponseID(data); id != "" {
-				h.saveResponse(r.Context(), info, id, c.bound(), nil)
+				h.saveResponse(r.Context(), info, id, c.Bound(), nil)
 				respID = id
 			}
 		}
 		noteUsed(c, name, data)
-		if end.werr = sw.Event(name, data); end.werr != nil {
+		if end.WriteErr = sw.Event(name, data); end.WriteErr != nil {
 			break
 		}
-		end.wrote(r, st)
+		end.Wrote(r, st)
 		noteEvent(count, name, data, &seq)
 		if buffered != nil && buffered.Buffered() {
 			continue
 		}
-		if end.werr = sw.Flush(); end.werr != nil {
+		if end.WriteErr = sw.Flush(); end.WriteErr != nil {
 			break
 		}
 	}
-	end.stop(r, u) // a drained call's client may have left while its end came
-	end.drain(u, st, func() { name, data := st.Event(); noteUsed(c, name, data) })
+	end.Stop(r, u) // a drained call's client may have left while its end came
+	end.Drain(u, st, func() { name, data := st.Event(); noteUsed(c, name, data) })
 	upErr := st.Err()
 	charge(upErr)
 	switch {
-	case end.complete:
+	case end.Complete:
 		// The client has response.completed: whatever came after (it hung
 		// up, the upstream's end failed), the response is done.
-	case end.clientEnded():
-		end.note(r, info)
+	case end.ClientEnded():
+		end.Note(r, info)
 		return
 	case upErr != nil:
-		e := streamFailed(info, upErr)
+		e := lifecycle.StreamFailed(info, upErr)
 		if e.Status == apierr.StatusClientClosed {
 			return
 		}
 		if c != nil {
-			w.Header().Set(costHeader, out.charged().String())
+			w.Header().Set(lifecycle.CostHeader, out.Charged().String())
 		}
 		_ = sw.Event("error", errorEvent(e, seq+1))
 		_ = sw.End()
 		return
 	}
 	if c != nil {
-		w.Header().Set(costHeader, out.charged().String())
+		w.Header().Set(lifecycle.CostHeader, out.Charged().String())
 	}
-	if end.werr == nil {
+	if end.WriteErr == nil {
 		_ = sw.End() // with the response's end; see sse.Writer.End
 	}
 }
 
 // noteUsed notes on c what an event shows the vendor used beyond tokens:
 // a tool call item done, or the whole answer in the final event.
-func noteUsed(c *charge, name string, data []byte) {
+func noteUsed(c *lifecycle.Charge, name string, data []byte) {
 	switch name {
 	case "response.output_item.done":
 		if item, ok := jsonx.Field(data, "item"); ok {
-			c.noteItem(item)
+			c.NoteItem(item)
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		if resp, ok := jsonx.Field(data, "response"); ok {
-			c.noteAnswer(resp)
+			c.NoteAnswer(resp)
 		}
 	}
 }
@@ -378,7 +379,7 @@ func noteEvent(count *tokenize.Stream, name string, data []byte, seq *int64) {
 	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
 		"response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 		if v, ok := jsonx.Field(data, "delta"); ok {
-			writeString(count, v)
+			lifecycle.WriteString(count, v)
 		}
 	}
 }

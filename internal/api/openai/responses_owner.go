@@ -66,14 +66,14 @@ func (h *Handler) saveOwner(ctx context.Context, info *reqinfo.Info, id string) 
 		return
 	}
 	if h.Responses == nil {
-		h.log().Error("responses: no store to record the owner of a stored response; GET will not find it",
+		h.Logger().Error("responses: no store to record the owner of a stored response; GET will not find it",
 			slog.String("request_id", info.ID), slog.String("response_id", id))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveOwnerTimeout)
 	defer cancel()
-	if err := h.Responses.SaveResponseOwner(ctx, id, info.AccountID, h.now()); err != nil {
-		h.log().Error("responses: record the owner of a stored response", slog.String("request_id", info.ID),
+	if err := h.Responses.SaveResponseOwner(ctx, id, info.AccountID, h.Clock()); err != nil {
+		h.Logger().Error("responses: record the owner of a stored response", slog.String("request_id", info.ID),
 			slog.String("response_id", id), slog.String("account_id", info.AccountID), slog.Any("error", err))
 	}
 }
@@ -115,14 +115,14 @@ func (h *Handler) saveResponse(ctx context.Context, info *reqinfo.Info, id strin
 		h.saveOwner(ctx, info, id)
 		return
 	}
-	r := store.StoredResponse{ID: id, AccountID: info.AccountID, CreatedAt: h.now(), Bound: bound}
+	r := store.StoredResponse{ID: id, AccountID: info.AccountID, CreatedAt: h.Clock(), Bound: bound}
 	if u != nil {
 		r.Sized, r.InputTokens, r.OutputTokens = true, u.PromptTokens, u.CompletionTokens
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveOwnerTimeout)
 	defer cancel()
 	if err := h.Responses.SaveResponse(ctx, r); err != nil {
-		h.log().Error("responses: record a stored response", slog.String("request_id", info.ID),
+		h.Logger().Error("responses: record a stored response", slog.String("request_id", info.ID),
 			slog.String("response_id", id), slog.String("account_id", info.AccountID), slog.Any("error", err))
 	}
 }

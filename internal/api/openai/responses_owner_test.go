@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -79,7 +80,7 @@ func TestCheckOwner(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &Handler{}
+			h := &Handler{Core: &lifecycle.Core{}}
 			if tc.st != nil {
 				h.Responses = tc.st
 			}
@@ -99,7 +100,7 @@ func TestCheckOwner(t *testing.T) {
 			}
 		})
 	}
-	e := apierr.From((&Handler{}).checkOwner(context.Background(), "acct_a", "resp_2", previousNotFound))
+	e := apierr.From((&Handler{Core: &lifecycle.Core{}}).checkOwner(context.Background(), "acct_a", "resp_2", previousNotFound))
 	if e.Status != 400 || e.Code != "previous_response_not_found" || e.Param != "previous_response_id" ||
 		e.Message != "Previous response with id 'resp_2' not found." {
 		t.Errorf("previous: %+v", e)
@@ -126,7 +127,7 @@ func TestSaveOwner(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			h := &Handler{Log: slog.New(slog.NewTextHandler(&buf, nil))}
+			h := &Handler{Core: &lifecycle.Core{Log: slog.New(slog.NewTextHandler(&buf, nil))}}
 			if tc.st != nil {
 				h.Responses = tc.st
 			}

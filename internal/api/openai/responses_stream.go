@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/responses"
@@ -16,30 +17,15 @@ import (
 func (h *Handler) startEvents(w http.ResponseWriter, info *reqinfo.Info, billed bool) *sse.Writer {
 	hdr := w.Header()
 	if billed {
-		hdr.Set("Trailer", costHeader)
+		hdr.Set("Trailer", lifecycle.CostHeader)
 	}
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	info.Status = http.StatusOK
-	h.streamStarted()
-	return h.eventWriter(w)
-}
-
-// streamStarted counts a stream whose answer started (the metrics' streams
-// in flight); the caller defers streamEnded.
-func (h *Handler) streamStarted() {
-	if h.Metrics != nil {
-		h.Metrics.StreamStarted()
-	}
-}
-
-// streamEnded uncounts a stream counted by streamStarted.
-func (h *Handler) streamEnded() {
-	if h.Metrics != nil {
-		h.Metrics.StreamEnded()
-	}
+	h.StreamStarted()
+	return h.EventWriter(w)
 }
 
 // writeEvents writes translated events, stopping at the first failure.
@@ -53,72 +39,72 @@ func writeEvents(sw *sse.Writer, evs []responses.Event) error {
 }
 
 // translateStream relays a chat stream as Responses events, chunk by
-// chunk. Billing is chat's, by the rules in streamend.go: the event that
+// chunk. Billing is chat's, by the rules in lifecycle's streamend.go: the event that
 // carries the vendor's usage to the client is response.completed, which
 // the translation writes once the upstream's stream has ended; a stream
 // the upstream broke off after content reached the client ends with
 // response.failed.
-func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *tries, ch provider.Chatter,
-	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *charge, u *upstream, out *outcome) {
-	st, err := ch.ChatStream(u.ctx(r), req)
+func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, t *lifecycle.Tries, ch provider.Chatter,
+	req *provider.ChatRequest, tr *responses.Translation, id string, created int64, c *lifecycle.Charge, u *lifecycle.Upstream, out *lifecycle.Outcome) {
+	st, err := ch.ChatStream(u.Ctx(r), req)
 	if err != nil {
-		t.failed(err, u)
-		c.settleOwed(u.owed(err, false), c.promptCount, out)
+		t.Failed(err, u)
+		c.SettleOwed(u.Owed(err, false), c.PromptCount, out)
 		h.fail(w, info, err)
 		return
 	}
 	defer st.Close()
-	delivered := c.delivered()
-	defer delivered.release()
-	b := streamBill{c: c, up: u, delivered: delivered, out: out}
+	delivered := c.Delivered(nil)
+	defer delivered.Release()
+	b := lifecycle.StreamBill{Charge: c, Up: u, Delivered: delivered, Out: out}
 	more := st.Next()
 	if !more && st.Err() != nil {
-		t.failed(st.Err(), u)
-		b.charge(st, st.Err())
+		t.Failed(st.Err(), u)
+		b.Settle(st, st.Err())
 		h.fail(w, info, st.Err())
 		return
 	}
-	t.answered()
+	t.Answered()
 	sw := h.startEvents(w, info, c != nil)
-	defer h.streamEnded()
+	defer h.StreamEnded()
 	ts := tr.NewStream(id, created)
 	buffered, _ := st.(provider.Buffered)
-	var end streamEnd
-	end.werr = writeEvents(sw, ts.Start())
+	var end lifecycle.StreamEnd
+	end.WriteErr = writeEvents(sw, ts.Start())
 	var upstreamErr error
-	for ; more && end.werr == nil && !end.stop(r, u); more = st.Next() {
-		if out.ttft == 0 {
-			out.ttft = h.now().Sub(info.Start)
+	for ; more && end.WriteErr == nil && !end.Stop(r, u); more = st.Next() {
+		if out.TTFT == 0 {
+			out.TTFT = h.Clock().Sub(info.Start)
 		}
 		evs, terr := ts.Chunk(st.Chunk())
 		if terr != nil {
 			upstreamErr = provider.BadResponse(info.Provider, terr)
 			break
 		}
-		delivered.add(st.Chunk())
-		if end.werr = writeEvents(sw, evs); end.werr != nil {
+		delivered.Add(st.Chunk())
+		if end.WriteErr = writeEvents(sw, evs); end.WriteErr != nil {
 			break
 		}
 		if buffered != nil && buffered.Buffered() {
 			continue
 		}
-		end.werr = sw.Flush()
+		end.WriteErr = sw.Flush()
 	}
-	end.stop(r, u) // a drained call's client may have left while its end came
-	end.drain(u, st, nil)
+	end.Stop(r, u) // a drained call's client may have left while its end came
+	end.Drain(u, st, nil)
 	if upstreamErr == nil {
 		upstreamErr = st.Err()
 	}
-	b.charge(st, upstreamErr)
-	if end.clientEnded() {
-		end.note(r, info)
+	b.Settle(st, upstreamErr)
+	if end.ClientEnded() {
+		end.Note(r, info)
 		return
 	}
 	if c != nil {
-		w.Header().Set(costHeader, out.charged().String())
+		w.Header().Set(lifecycle.CostHeader, out.Charged().String())
 	}
 	if upstreamErr != nil {
-		e := streamFailed(info, upstreamErr)
+		e := lifecycle.StreamFailed(info, upstreamErr)
 		if e.Status == apierr.StatusClientClosed {
 			return // nobody to tell
 		}
@@ -126,8 +112,8 @@ func (h *Handler) translateStream(w http.ResponseWriter, r *http.Request, info *
 		_ = sw.End()
 		return
 	}
-	if err := writeEvents(sw, ts.Finish(out.usage, h.now().Unix())); err != nil {
-		clientEnded(info, err) // it left before response.completed
+	if err := writeEvents(sw, ts.Finish(out.Usage, h.Clock().Unix())); err != nil {
+		lifecycle.ClientEnded(info, err) // it left before response.completed
 		return
 	}
 	_ = sw.End() // with the response's end; see sse.Writer.End

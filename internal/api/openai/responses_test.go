@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
 	chg "github.com/modelgate/modelgate/internal/charge"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/oapitest"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -22,7 +23,7 @@ func TestRenameParams(t *testing.T) {
 		{apierr.Invalid("max_tokens", "The request's maximum cost is too large to reserve; lower max_tokens."),
 			"max_output_tokens", "The request's maximum cost is too large to reserve; lower max_output_tokens."},
 		{apierr.Invalid("messages", "your messages resulted in 9 tokens"), "input", "your input resulted in 9 tokens"},
-		{quota("Add funds, or lower max_tokens."), "", "Add funds, or lower max_output_tokens."},
+		{lifecycle.Quota("Add funds, or lower max_tokens."), "", "Add funds, or lower max_output_tokens."},
 		{apierr.Invalid("temperature", "bad"), "temperature", "bad"},
 	}
 	for _, tc := range cases {
@@ -97,7 +98,7 @@ func TestSettleResponses(t *testing.T) {
 	if got := settleResponses(nil, provider.Usage{PromptTokens: 10, CompletionTokens: 10}); got != 0 {
 		t.Errorf("nil charge cost %v", got)
 	}
-	c := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true}}}
+	c := &lifecycle.Charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true}}}
 	if got := settleResponses(c, provider.Usage{PromptTokens: 10, CompletionTokens: 10}); got != 0 {
 		t.Errorf("free model cost %v", got)
 	}

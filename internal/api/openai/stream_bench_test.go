@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -90,7 +91,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := &Handler{}
+			h := &Handler{Core: &lifecycle.Core{}}
 			req := &provider.ChatRequest{PublicModel: "gpt-4o-mini", UpstreamModel: "gpt-4o-mini",
 				Body: []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`), Stream: true}
 			w := &countingWriter{h: http.Header{}}
@@ -106,9 +107,9 @@ func BenchmarkStreamRelay(b *testing.B) {
 					b.Fatal(err)
 				}
 				clear(w.h)
-				var out outcome
+				var out lifecycle.Outcome
 				info := &reqinfo.Info{}
-				h.relay(w, hr, info, st, st.Next(), streamBill{out: &out})
+				h.Relay(w, hr, info, st, st.Next(), lifecycle.StreamBill{Out: &out}, chatEncoder{})
 				if info.ErrCode != "" {
 					b.Fatalf("stream failed: %s %s", info.ErrCode, info.ErrDetail)
 				}

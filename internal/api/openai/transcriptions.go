@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
@@ -25,10 +26,10 @@ const sizeBoundRate = 1000
 func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "audio.transcriptions"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -45,12 +46,12 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	defer t.plan.Release()
+	defer t.Release()
 	if err := h.audioModality(form.model, d.Upstream); err != nil {
 		h.fail(w, info, err)
 		return
 	}
-	c, err := h.startCharge(p, form.model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.AudioPerSecond > 0 })
+	c, err := h.StartCharge(p, form.model, d.Upstream, func(mp billing.ModelPrice) bool { return mp.AudioPerSecond > 0 })
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -59,12 +60,12 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	if held <= 0 {
 		held = sizeBound(form.file.Size)
 	}
-	amount, err := c.audioCost(max(held, time.Second))
+	amount, err := audioCost(c, max(held, time.Second))
 	if err == nil && c != nil && !c.Price.Free {
 		amount = max(amount, 1) // a hold of 0 would settle nothing
 	}
 	if err == nil {
-		err = c.reserve(r.Context(), amount, "file")
+		err = c.Reserve(r.Context(), amount, "file")
 	}
 	if err != nil {
 		h.fail(w, info, err)
@@ -74,17 +75,17 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 		Fields: form.fields, ResponseFormat: form.respFormat, Language: form.language, Prompt: form.prompt,
 		Temperature: form.temperature, TimestampGranularities: form.granularities}
 	var res *provider.TranscriptionResponse
-	u, _, err := h.each(r, &t, c, d, ch, func(u *upstream, d route.Deployment, ch provider.Chatter) error {
+	u, _, err := h.Each(r, t, c, d, ch, func(u *lifecycle.Upstream, d route.Deployment, ch provider.Chatter) error {
 		req.UpstreamModel = d.Upstream
 		var err error
-		res, err = ch.(provider.Transcriber).Transcribe(u.ctx(r), req)
+		res, err = ch.(provider.Transcriber).Transcribe(u.Ctx(r), req)
 		return err
 	})
-	defer u.end()
+	defer u.End()
 	if err != nil {
 		// Once the vendor had the audio it bills all of it, whether or not
-		// the client waits: the reservation is charged (see streamend.go).
-		out.cost = c.settleHeld(u.owed(err, false))
+		// the client waits: the reservation is charged (see lifecycle's streamend.go).
+		out.Cost = c.SettleHeld(u.Owed(err, false))
 		h.fail(w, info, err)
 		return
 	}
@@ -93,16 +94,16 @@ func (h *Handler) transcriptions(w http.ResponseWriter, r *http.Request) {
 	// the record says it is the gateway's estimate.
 	billed := res.Duration
 	if billed <= 0 {
-		billed, out.estimated = held, true
+		billed, out.Estimated = held, true
 	}
-	cost, err := c.audioCost(billed)
+	cost, err := audioCost(c, billed)
 	if err != nil {
-		cost = c.held() // absurd durations: charge the reservation, never nothing
+		cost = c.Held() // absurd durations: charge the reservation, never nothing
 	}
-	out.cost = c.settleCost(cost)
+	out.Cost = c.SettleCost(cost)
 	hdr := w.Header()
 	if c != nil {
-		hdr.Set(costHeader, out.charged().String())
+		hdr.Set(lifecycle.CostHeader, out.Charged().String())
 	}
 	hdr.Set("Content-Type", res.ContentType)
 	w.WriteHeader(http.StatusOK)
@@ -135,18 +136,18 @@ func sizeBound(size int64) time.Duration {
 // ratio, billed by the millisecond: d is rounded up to a whole
 // millisecond, and ms × price × ratio is rounded half up once to the
 // micro-unit. Free models cost nothing.
-func (c *charge) audioCost(d time.Duration) (money.Micros, error) {
+func audioCost(c *lifecycle.Charge, d time.Duration) (money.Micros, error) {
 	if c == nil || c.Price.Free {
 		return 0, nil
 	}
 	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
 	unit := int64(c.Price.AudioPerSecond)
 	if ms < 0 || unit < 0 || (ms > 0 && unit > (1<<62)/ms) {
-		return 0, reserveError(billing.ErrOverflow, 0, "file")
+		return 0, lifecycle.ReserveError(billing.ErrOverflow, 0, "file")
 	}
 	v, ok := money.MulDiv(unit*ms, c.Ratio, 1000*money.PPM)
 	if !ok {
-		return 0, reserveError(billing.ErrOverflow, 0, "file")
+		return 0, lifecycle.ReserveError(billing.ErrOverflow, 0, "file")
 	}
 	return money.Micros(v), nil
 }

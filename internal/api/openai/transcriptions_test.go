@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
 	chg "github.com/modelgate/modelgate/internal/charge"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/money"
 )
 
@@ -296,21 +297,21 @@ func TestAudioCost(t *testing.T) {
 		{100, money.PPM, 5 * ms, 1}, // 0.5 micro rounds up
 	}
 	for _, tc := range tests {
-		c := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: tc.perSecond}, Ratio: tc.ratio}}
-		got, err := c.audioCost(tc.d)
+		c := &lifecycle.Charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: tc.perSecond}, Ratio: tc.ratio}}
+		got, err := audioCost(c, tc.d)
 		if err != nil || got != tc.want {
 			t.Errorf("%v at %v/s ×%d ppm: got %v, %v; want %v", tc.d, tc.perSecond, tc.ratio, got, err, tc.want)
 		}
 	}
-	if got, _ := (&charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true, AudioPerSecond: 100}}}).audioCost(time.Hour); got != 0 {
+	if got, _ := audioCost(&lifecycle.Charge{Charge: &chg.Charge{Price: billing.ModelPrice{Free: true, AudioPerSecond: 100}}}, time.Hour); got != 0 {
 		t.Errorf("free model cost %v", got)
 	}
-	var nilCharge *charge
-	if got, err := nilCharge.audioCost(time.Hour); got != 0 || err != nil {
+	var nilCharge *lifecycle.Charge
+	if got, err := audioCost(nilCharge, time.Hour); got != 0 || err != nil {
 		t.Errorf("no billing: %v, %v", got, err)
 	}
-	huge := &charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: money.Max}, Ratio: money.PPM}}
-	_, err := huge.audioCost(1000 * time.Hour)
+	huge := &lifecycle.Charge{Charge: &chg.Charge{Price: billing.ModelPrice{AudioPerSecond: money.Max}, Ratio: money.PPM}}
+	_, err := audioCost(huge, 1000*time.Hour)
 	checkErr(t, err, 400, "file")
 }
 

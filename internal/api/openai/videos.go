@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/fetch"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
+	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/store"
@@ -97,7 +98,7 @@ func (h *Handler) methods(m map[string]http.HandlerFunc) http.Handler {
 		}
 		info := reqinfo.From(r.Context())
 		info.Endpoint = "unknown"
-		defer h.record(info, &outcome{})
+		defer h.Record(info, &lifecycle.Outcome{})
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		h.fail(w, info, &apierr.Error{Status: http.StatusMethodNotAllowed, Type: apierr.TypeInvalidRequest, Code: apierr.CodeMethodNotAllowed,
 			Message: fmt.Sprintf("Method %s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(allowed, " or "))})
@@ -108,7 +109,7 @@ func (h *Handler) methods(m map[string]http.HandlerFunc) http.Handler {
 func (h *Handler) notFoundURL(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "unknown"
-	defer h.record(info, &outcome{})
+	defer h.Record(info, &lifecycle.Outcome{})
 	h.fail(w, info, &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeNotFound,
 		Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
 }
@@ -117,8 +118,8 @@ func (h *Handler) notFoundURL(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) submitSpecVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "videos.generations"
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 	p, body, ok := h.authJSON(w, r, info)
 	if !ok {
 		return
@@ -133,16 +134,16 @@ func (h *Handler) submitSpecVideo(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, err)
 		return
 	}
-	h.writeJSON(w, info, false, &out, specTask(t, ""))
+	lifecycle.WriteJSON(w, info, false, &out, specTask(t, ""))
 }
 
 // createVideo serves POST /v1/videos (OpenAI's Videos API).
 func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "videos"
-	var out outcome
-	defer h.record(info, &out)
-	p, err := h.authenticate(w, r, info)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -152,7 +153,7 @@ func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 		params, err = h.readOpenAIVideoForm(w, r)
 	} else {
 		var body []byte
-		if body, err = h.readJSON(w, r); err == nil {
+		if body, err = h.ReadJSON(w, r); err == nil {
 			var e *apierr.Error
 			if params, e = parseOpenAIVideoJSON(body); e != nil {
 				err = e
@@ -162,7 +163,7 @@ func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var t store.VideoTask
 		if t, err = h.submitVideo(r, p, info, &params); err == nil {
-			h.writeJSON(w, info, false, &out, openaiVideo(t))
+			lifecycle.WriteJSON(w, info, false, &out, openaiVideo(t))
 			return
 		}
 	}
@@ -185,7 +186,7 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 	if err != nil {
 		return store.VideoTask{}, err
 	}
-	defer tr.plan.Release()
+	defer tr.Release()
 	m, ok := h.Videos.Models(d.Model, d.Upstream)
 	if !ok || m.Modality != catalog.Video {
 		return store.VideoTask{}, apierr.Invalid("model", "The model '%s' is not a video model; use one of the video models listed by GET /v1/models.", params.Model)
@@ -195,10 +196,10 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 		return store.VideoTask{}, e
 	}
 	// The image is loaded (downloaded when named by URL) only once the
-	// reservation is held: a request the payer cannot pay for downloads
+	// reservation is held: a request the lifecycle.Payer cannot pay for downloads
 	// nothing.
 	t, err := h.Videos.Service.Submit(r.Context(), video.Submission{
-		RequestID: info.ID, Payer: payer(p), Group: p.Group, Provider: d.Provider, Maker: ch.(provider.VideoMaker),
+		RequestID: info.ID, Payer: lifecycle.Payer(p), Group: p.Group, Provider: d.Provider, Maker: ch.(provider.VideoMaker),
 		Request: provider.VideoRequest{PublicModel: params.Model, UpstreamModel: d.Upstream, Prompt: params.Prompt,
 			Seconds: seconds, Size: size},
 		Seconds: params.requested(m), PerSecond: m.VideoPriceFor(size), Param: params.SecondsParam,
@@ -206,16 +207,16 @@ func (h *Handler) submitVideo(r *http.Request, p gate.Principal, info *reqinfo.I
 	})
 	// One try: a video task is the vendor's once it is submitted.
 	if f, _ := provider.Classify(err); f == provider.Answered {
-		tr.answered()
+		tr.Answered()
 	} else if f != provider.ClientFault {
-		tr.failed(err, nil)
+		tr.Failed(err, nil)
 	}
 	if err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) {
 			return t, ae
 		}
-		return t, h.chargeError(err)
+		return t, h.ChargeError(err)
 	}
 	return t, nil
 }
@@ -233,7 +234,7 @@ func (p videoParams) requested(m catalog.Model) int {
 // answered.
 func (h *Handler) task(w http.ResponseWriter, r *http.Request, info *reqinfo.Info, endpoint string) (store.VideoTask, bool) {
 	info.Endpoint = endpoint
-	p, err := h.authenticate(w, r, info)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err == nil && h.Videos == nil {
 		err = video.ErrTaskNotFound
 	}
@@ -262,25 +263,25 @@ func videoID(r *http.Request) string {
 // getSpecVideo serves GET /v1/videos/generations/{task_id}.
 func (h *Handler) getSpecVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 	t, ok := h.task(w, r, info, "videos.generations.get")
 	if !ok {
 		return
 	}
-	h.writeJSON(w, info, false, &out, specTask(t, h.videoURL(r, t)))
+	lifecycle.WriteJSON(w, info, false, &out, specTask(t, h.videoURL(r, t)))
 }
 
 // getVideo serves GET /v1/videos/{id}.
 func (h *Handler) getVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 	t, ok := h.task(w, r, info, "videos.get")
 	if !ok {
 		return
 	}
-	h.writeJSON(w, info, false, &out, openaiVideo(t))
+	lifecycle.WriteJSON(w, info, false, &out, openaiVideo(t))
 }
 
 // codeVideoInProgress refuses (409) the deletion of a running video task
@@ -292,8 +293,8 @@ const codeVideoInProgress = "video_in_progress"
 // vendor confirms the cancel, and refused with 409 otherwise.
 func (h *Handler) deleteVideo(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 	t, ok := h.task(w, r, info, "videos.delete")
 	if !ok {
 		return
@@ -302,7 +303,7 @@ func (h *Handler) deleteVideo(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, info, videoError(err))
 		return
 	}
-	h.writeJSON(w, info, false, &out, []byte(`{"id":"`+t.ID+`","object":"video.deleted","deleted":true}`))
+	lifecycle.WriteJSON(w, info, false, &out, []byte(`{"id":"`+t.ID+`","object":"video.deleted","deleted":true}`))
 }
 
 // listVideos serves GET /v1/videos (after, limit 1..100 default 20, order
@@ -310,9 +311,9 @@ func (h *Handler) deleteVideo(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) listVideos(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "videos.list"
-	var out outcome
-	defer h.record(info, &out)
-	p, err := h.authenticate(w, r, info)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
+	p, err := h.Authenticate(w, r, info, r.Header.Get("Authorization"))
 	if err != nil {
 		h.fail(w, info, err)
 		return
@@ -344,14 +345,14 @@ func (h *Handler) listVideos(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.writeJSON(w, info, false, &out, videoList(ts, more))
+	lifecycle.WriteJSON(w, info, false, &out, videoList(ts, more))
 }
 
 // videoContent serves GET /v1/videos/{id}/content for the task's account.
 func (h *Handler) videoContent(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
-	var out outcome
-	defer h.record(info, &out)
+	var out lifecycle.Outcome
+	defer h.Record(info, &out)
 	t, ok := h.task(w, r, info, "videos.content")
 	if !ok {
 		return
@@ -372,7 +373,7 @@ func (h *Handler) videoContent(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) signedVideoContent(w http.ResponseWriter, r *http.Request) {
 	info := reqinfo.From(r.Context())
 	info.Endpoint = "videos.file"
-	defer h.record(info, &outcome{})
+	defer h.Record(info, &lifecycle.Outcome{})
 	if h.Videos == nil {
 		h.fail(w, info, videoError(video.ErrTaskNotFound))
 		return

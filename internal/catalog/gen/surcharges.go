@@ -72,9 +72,19 @@ const webSearchMiniTokens = 8000
 // calls is perCall(10)).
 func perCall(perThousand int64) money.Micros { return money.Micros(perThousand) * 1000 }
 
+// anthropicWebSearch is Anthropic's web search tool: $10 / 1k searches,
+// billed per search the answer's usage counts
+// (usage.server_tool_use.web_search_requests).
+var anthropicWebSearch = perCall(10)
+
 // surcharges adds tiers, tool call prices and audio corrections to OpenAI
-// chat models.
+// chat models, and the web search price to Anthropic's models that take
+// tools (what a translated Responses request's web_search tool runs as).
 func surcharges(m *catalog.Model) {
+	if m.OwnedBy == "anthropic" && m.Modality == catalog.Chat && m.Tools {
+		m.ToolCalls = map[string]money.Micros{"web_search": anthropicWebSearch}
+		return
+	}
 	if m.OwnedBy != "openai" || m.Modality != catalog.Chat {
 		return
 	}

@@ -131,7 +131,12 @@ func (c *Client) send(k *provider.Call, body []byte, stream bool) (*http.Respons
 
 // sendHeader is send with the request headers h (which it keeps).
 func (c *Client) sendHeader(k *provider.Call, body []byte, stream bool, h http.Header) (*http.Response, error) {
-	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	return c.sendTo(k, c.url, body, stream, h)
+}
+
+// sendTo is sendHeader to another endpoint of the Messages API (url).
+func (c *Client) sendTo(k *provider.Call, url string, body []byte, stream bool, h http.Header) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(k.Ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic %s: new request: %w", c.name, err)
 	}

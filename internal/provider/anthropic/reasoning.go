@@ -6,9 +6,12 @@ import (
 )
 
 // reasoningCount counts the thinking text the adapter delivers as
-// reasoning_content, for usage.completion_tokens_details.reasoning_tokens:
-// Anthropic bills thinking as part of output_tokens but never reports how
-// much of it was thinking.
+// reasoning_content, for usage.completion_tokens_details.reasoning_tokens
+// when the answer does not say itself: Anthropic bills thinking as part
+// of output_tokens, and reports how much of it was thinking
+// (usage.output_tokens_details.thinking_tokens, in a Message and in a
+// stream's message_delta) only on newer models; that figure wins (see
+// reasoningTokens), the count is the fallback.
 //
 // Both a complete Message and a stream feed the same bounded counter
 // (tokenize.Stream), block by block or delta by delta, so the same answer
@@ -53,4 +56,15 @@ func (r *reasoningCount) apply(u provider.Usage) provider.Usage {
 	}
 	u.ReasoningTokens = min(int64(r.s.Tokens()), u.CompletionTokens)
 	return u
+}
+
+// usage converts the vendor's usage w: its thinking_tokens as the
+// reasoning tokens when it reports them, else the thinking counted.
+func (r *reasoningCount) usage(w usage) provider.Usage {
+	u := toUsage(w)
+	if n, ok := w.thinkingTokens(); ok {
+		u.ReasoningTokens = min(max(n, 0), u.CompletionTokens)
+		return u
+	}
+	return r.apply(u)
 }

@@ -39,8 +39,13 @@ type translated struct {
 //	parallel_tool_calls false → disable_parallel_tool_use on the tool choice
 //	response_format     json_schema → a forced tool whose input is returned as content;
 //	                    json_object → a system instruction asking for JSON only
+//	web_search_options  the web search server tool (web_search_20250305, max_uses webSearchMaxUses,
+//	                    user_location); search_context_size dropped
 //	reasoning_effort    low/medium/high → thinking budget 1024/4096/16384 (temperature, top_p
-//	                    dropped; off with forced tools or earlier tool_use turns)
+//	                    dropped; off with forced tools or when the last assistant turn used tools
+//	                    without its thinking_blocks)
+//	thinking_blocks     an assistant turn's thinking and redacted_thinking blocks, first in the turn
+//	                    (dropped when thinking is off)
 //	n > 1               rejected (400, param n)
 //	input_audio, file   rejected (400, param messages)
 //	seed, logprobs, top_logprobs, frequency_penalty, presence_penalty, image detail,
@@ -85,6 +90,9 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 	if err := applyTools(r, &out); err != nil {
 		return nil, err
 	}
+	if o := r.WebSearchOptions; o != nil {
+		out.Tools = append(out.Tools, searchTool(o))
+	}
 	if rf := r.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "json_object":
@@ -101,17 +109,21 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 			}
 		}
 	}
-	if b, ok := thinkingBudgets[r.ReasoningEffort]; ok && tr.jsonTool == "" && !hasToolUse(out.Messages) &&
+	if b, ok := thinkingBudgets[r.ReasoningEffort]; ok && tr.jsonTool == "" && thinkingReplayed(out.Messages) &&
 		(out.ToolChoice == nil || out.ToolChoice.Type == "auto" || out.ToolChoice.Type == "none") {
 		// Extended thinking needs max_tokens above the budget, and allows
-		// neither temperature nor top_p changes. It is left off when an
-		// earlier assistant turn used tools: Anthropic then wants that turn's
-		// signed thinking blocks back, which OpenAI clients do not keep.
+		// neither temperature nor top_p changes. It is left off when the
+		// last assistant turn used tools without its signed thinking blocks
+		// (an OpenAI client that does not keep thinking_blocks): Anthropic
+		// wants them back then.
 		out.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
 		if out.MaxTokens <= b {
 			out.MaxTokens += b
 		}
 		out.Temperature, out.TopP = nil, nil
+	}
+	if out.Thinking == nil {
+		dropThinking(out.Messages) // earlier turns' thinking only goes with thinking on
 	}
 	tr.maxTokens = out.MaxTokens
 	tr.body, err = json.Marshal(out)
@@ -119,6 +131,31 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 		return nil, fmt.Errorf("anthropic %s: encode request: %w", c.name, err)
 	}
 	return tr, nil
+}
+
+// webSearchTool is the version of Anthropic's web search server tool the
+// adapter sends.
+const webSearchTool = "web_search_20250305"
+
+// webSearchMaxUses bounds the searches of one answer: the built-in tool
+// calls the gateway reserves for when a request sets no bound
+// (surcharge.DefaultMaxToolCalls).
+const webSearchMaxUses = 10
+
+// WebSearch reports that Anthropic has a web search of its own
+// (web_search_options turns it on); the vendor bills each search.
+func (c *Client) WebSearch() bool { return true }
+
+// searchTool is the web search server tool for web_search_options.
+func searchTool(o *oaiwire.WebSearchOptions) tool {
+	t := tool{Type: webSearchTool, Name: "web_search", MaxUses: webSearchMaxUses}
+	if l := o.UserLocation; l != nil {
+		a := l.Approximate
+		if a.City != "" || a.Country != "" || a.Region != "" || a.Timezone != "" {
+			t.UserLocation = &userLocation{Type: "approximate", City: a.City, Country: a.Country, Region: a.Region, Timezone: a.Timezone}
+		}
+	}
+	return t
 }
 
 // applyTools translates tools, legacy functions and the tool choice.
@@ -152,15 +189,58 @@ func applyTools(r *oaiwire.Request, out *messagesRequest) error {
 	return nil
 }
 
-func hasToolUse(msgs []message) bool {
-	for _, m := range msgs {
+// thinkingReplayed reports whether thinking may be turned on: the last
+// assistant turn, when it used tools, starts with its thinking.
+func thinkingReplayed(msgs []message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != "assistant" {
+			continue
+		}
 		for _, b := range m.Content {
 			if b.Type == "tool_use" {
-				return true
+				t := m.Content[0].Type
+				return t == "thinking" || t == "redacted_thinking"
 			}
 		}
+		return true
 	}
-	return false
+	return true
+}
+
+// dropThinking removes earlier turns' thinking blocks.
+func dropThinking(msgs []message) {
+	for i := range msgs {
+		kept := msgs[i].Content[:0]
+		for _, b := range msgs[i].Content {
+			if b.Type != "thinking" && b.Type != "redacted_thinking" {
+				kept = append(kept, b)
+			}
+		}
+		msgs[i].Content = kept
+	}
+}
+
+// thinkingBlocks are an assistant message's thinking_blocks as content
+// blocks (message i, for errors).
+func thinkingBlocks(i int, tbs []oaiwire.ThinkingBlock) ([]block, error) {
+	var out []block
+	for j, tb := range tbs {
+		switch {
+		case tb.Type == "thinking" && tb.Signature != "":
+			text := ""
+			if tb.Thinking != nil {
+				text = *tb.Thinking
+			}
+			out = append(out, block{Type: "thinking", Thinking: &text, Signature: tb.Signature})
+		case tb.Type == "redacted_thinking" && tb.Data != "":
+			out = append(out, block{Type: "redacted_thinking", Data: tb.Data})
+		default:
+			return nil, apierr.Invalid("messages", "messages[%d].thinking_blocks[%d]: expected a thinking block with a signature "+
+				"or a redacted_thinking block with data.", i, j)
+		}
+	}
+	return out, nil
 }
 
 func schemaOrEmpty(s json.RawMessage) json.RawMessage {
@@ -202,10 +282,15 @@ func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
 			}
 			add("user", bs)
 		case "assistant":
-			bs, err := contentBlocks(i, m.Content)
+			bs, err := thinkingBlocks(i, m.ThinkingBlocks) // thinking comes first
 			if err != nil {
 				return nil, nil, err
 			}
+			text, err := contentBlocks(i, m.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			bs = append(bs, text...)
 			for j, tc := range m.ToolCalls {
 				in, err := arguments(tc.Function.Arguments)
 				if err != nil {

@@ -30,7 +30,7 @@ func finishReason(stop string, jsonMode bool) string {
 }
 
 // toUsage converts Anthropic's counts: the prompt is every input token,
-// cached or not.
+// cached or not; the web searches are usage.server_tool_use's.
 func toUsage(u usage) provider.Usage {
 	v := func(p *int64) int64 {
 		if p == nil {
@@ -41,7 +41,8 @@ func toUsage(u usage) provider.Usage {
 	cr := v(u.CacheReadInputTokens)
 	in := v(u.InputTokens) + cr + v(u.CacheCreationInputTokens)
 	out := v(u.OutputTokens)
-	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr}
+	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr,
+		WebSearches: u.webSearches(), WebSearchesCounted: true}
 }
 
 // compact is the compact JSON text of a tool's input, "{}" when absent.
@@ -57,7 +58,9 @@ func compact(raw json.RawMessage) string {
 }
 
 // response translates a Message body into a chat.completion; tok (nil:
-// none) counts its thinking text as reasoning_tokens.
+// none) counts its thinking text as reasoning_tokens. The thinking is
+// reasoning_content, and with its signatures (and the redacted thinking)
+// thinking_blocks, which a client sends back on the next turn.
 func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tokenizer) (*provider.ChatResponse, error) {
 	var m messageResponse
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -71,6 +74,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 	}
 	var text, reasoning strings.Builder
 	var calls []oaiwire.ToolCall
+	var blocks []oaiwire.ThinkingBlock // the signed thinking, for the next turn
 	thought := reasoningCount{tok: tok}
 	jsonMode := false
 	for _, b := range m.Content {
@@ -80,6 +84,10 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 		case "thinking":
 			reasoning.WriteString(b.Thinking)
 			thought.add(b.Thinking)
+			text := b.Thinking
+			blocks = append(blocks, oaiwire.ThinkingBlock{Type: "thinking", Thinking: &text, Signature: b.Signature})
+		case "redacted_thinking":
+			blocks = append(blocks, oaiwire.ThinkingBlock{Type: "redacted_thinking", Data: b.Data})
 		case "tool_use":
 			if jsonTool != "" && b.Name == jsonTool {
 				jsonMode = true
@@ -90,12 +98,12 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 				Function: oaiwire.FunctionCall{Name: b.Name, Arguments: compact(b.Input)}})
 		}
 	}
-	msg := oaiwire.RespMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	msg := oaiwire.RespMessage{Role: "assistant", ReasoningContent: reasoning.String(), ThinkingBlocks: blocks, ToolCalls: calls}
 	if text.Len() > 0 || len(calls) == 0 {
 		s := text.String()
 		msg.Content = &s
 	}
-	u := thought.apply(toUsage(m.Usage))
+	u := thought.usage(m.Usage)
 	out := oaiwire.Response{
 		ID: "chatcmpl-" + m.ID, Object: "chat.completion", Created: c.now().Unix(), Model: model,
 		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(m.StopReason, jsonMode && len(calls) == 0)}},

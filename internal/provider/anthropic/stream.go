@@ -42,7 +42,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 
 func (c *Client) newStream(k *provider.Call, body io.ReadCloser, req *provider.ChatRequest, jsonTool string) *stream {
 	return &stream{name: c.name, secrets: c.secrets, SSEBody: provider.NewSSEBody(k, body), now: c.now,
-		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{},
+		model: req.PublicModel, includeUsage: req.IncludeUsage, jsonTool: jsonTool, blocks: map[int]int{}, thinking: map[int]string{},
 		thought: reasoningCount{tok: c.tokenizer(req)}}
 }
 
@@ -60,7 +60,8 @@ type stream struct {
 
 	id        string
 	created   int64
-	blocks    map[int]int // content block index → tool call index; -1 for the json_schema tool
+	blocks    map[int]int    // content block index → tool call index; -1 for the json_schema tool
+	thinking  map[int]string // open thinking block index → its signature so far
 	tools     int
 	jsonMode  bool // the json_schema tool was used
 	usage     usage
@@ -129,10 +130,13 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 				return s.delta(oaiwire.Delta{Content: oaiwire.Ptr(b.Text)}), false, nil
 			}
 		case "thinking":
+			s.thinking[e.Index] = b.Signature
 			if b.Thinking != "" {
 				s.thought.add(b.Thinking)
 				return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(b.Thinking)}), false, nil
 			}
+		case "redacted_thinking":
+			return s.delta(oaiwire.Delta{ThinkingBlocks: []oaiwire.ThinkingBlock{{Type: "redacted_thinking", Data: b.Data}}}), false, nil
 		case "tool_use":
 			if s.jsonTool != "" && b.Name == s.jsonTool {
 				s.blocks[e.Index], s.jsonMode = -1, true
@@ -155,6 +159,10 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		case "thinking_delta":
 			s.thought.add(d.Thinking)
 			return s.delta(oaiwire.Delta{ReasoningContent: oaiwire.Ptr(d.Thinking)}), false, nil
+		case "signature_delta":
+			if _, ok := s.thinking[e.Index]; ok {
+				s.thinking[e.Index] += d.Signature
+			}
 		case "input_json_delta":
 			n, ok := s.blocks[e.Index]
 			if !ok || d.PartialJSON == "" {
@@ -165,6 +173,13 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 			}
 			return s.delta(oaiwire.Delta{ToolCalls: []oaiwire.ToolCall{{Index: &n,
 				Function: oaiwire.FunctionCall{Arguments: d.PartialJSON}}}}), false, nil
+		}
+	case "content_block_stop":
+		// A thinking block ends with its signature: the thinking_blocks
+		// delta without text closes the reasoning_content streamed for it.
+		if sig, ok := s.thinking[e.Index]; ok {
+			delete(s.thinking, e.Index)
+			return s.delta(oaiwire.Delta{ThinkingBlocks: []oaiwire.ThinkingBlock{{Type: "thinking", Signature: sig}}}), false, nil
 		}
 	case "message_delta":
 		s.usage.merge(e.Usage)
@@ -181,7 +196,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 	case "error":
 		return nil, false, eventError(s.name, s.secrets, errorBody{Type: e.Type, Error: e.Error})
 	}
-	return nil, false, nil // ping, content_block_stop, signature_delta, unknown events
+	return nil, false, nil // ping, other blocks' content_block_stop, unknown events
 }
 
 func (s *stream) delta(d oaiwire.Delta) *oaiwire.Chunk {
@@ -205,7 +220,7 @@ func (s *stream) end() bool {
 	if s.includeUsage && s.hasUsage && !s.usageSent {
 		s.usageSent = true
 		ch := &oaiwire.Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.apply(toUsage(s.usage)))}
+			Choices: []oaiwire.ChunkChoice{}, Usage: oaiwire.NewUsage(s.thought.usage(s.usage))}
 		return s.emit(ch)
 	}
 	s.Finish()
@@ -237,10 +252,11 @@ func (s *stream) Err() error    { return s.err }
 
 // Usage is known once the stop_reason arrived (message_delta, which
 // carries the output count); message_start's counts before it are
-// partial. Reasoning tokens are the thinking delivered.
+// partial. Reasoning tokens are the thinking_tokens reported, else the
+// thinking delivered.
 func (s *stream) Usage() (provider.Usage, bool) {
 	if !s.hasUsage || !s.finished {
 		return provider.Usage{}, false
 	}
-	return s.thought.apply(toUsage(s.usage)), true
+	return s.thought.usage(s.usage), true
 }

@@ -32,10 +32,14 @@ type message struct {
 	Content []block `json:"content"`
 }
 
-// block is a request content block: text, image, tool_use or tool_result.
+// block is a request content block: text, image, tool_use, tool_result,
+// or an earlier turn's thinking or redacted_thinking.
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
 	Source    *imageSource    `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
@@ -52,10 +56,25 @@ type imageSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// tool is a client tool (name, description, input_schema) or a server
+// tool (type, name and its own members: the web search's max_uses and
+// user_location).
 type tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Type         string          `json:"type,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	MaxUses      int64           `json:"max_uses,omitempty"`
+	UserLocation *userLocation   `json:"user_location,omitempty"`
+}
+
+// userLocation is the web search tool's approximate location.
+type userLocation struct {
+	Type     string `json:"type"` // approximate
+	City     string `json:"city,omitempty"`
+	Country  string `json:"country,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
 }
 
 type toolChoice struct {
@@ -86,12 +105,14 @@ type messageResponse struct {
 
 // respBlock is a response content block (or content_block_start's block).
 type respBlock struct {
-	Type     string          `json:"type"` // text, thinking, redacted_thinking, tool_use
-	Text     string          `json:"text"`
-	Thinking string          `json:"thinking"`
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Input    json.RawMessage `json:"input"`
+	Type      string          `json:"type"` // text, thinking, redacted_thinking, tool_use
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"` // thinking
+	Data      string          `json:"data"`      // redacted_thinking
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 }
 
 // usage is Anthropic's usage; pointers tell message_delta's partial
@@ -101,6 +122,32 @@ type usage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	// OutputTokensDetails.ThinkingTokens is the part of OutputTokens spent
+	// thinking, when the answer reports it.
+	OutputTokensDetails *struct {
+		ThinkingTokens *int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+	// ServerToolUse counts the server tools' calls (web searches).
+	ServerToolUse *struct {
+		WebSearchRequests *int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
+}
+
+// thinkingTokens is the reported thinking count; ok is false when the
+// answer did not report one.
+func (u *usage) thinkingTokens() (n int64, ok bool) {
+	if u.OutputTokensDetails == nil || u.OutputTokensDetails.ThinkingTokens == nil {
+		return 0, false
+	}
+	return *u.OutputTokensDetails.ThinkingTokens, true
+}
+
+// webSearches is the number of web searches the answer reports.
+func (u *usage) webSearches() int64 {
+	if u.ServerToolUse == nil || u.ServerToolUse.WebSearchRequests == nil {
+		return 0
+	}
+	return *u.ServerToolUse.WebSearchRequests
 }
 
 // merge takes every count u2 reports (stream counts are cumulative).
@@ -116,6 +163,13 @@ func (u *usage) merge(u2 *usage) {
 			*p.dst = *p.src
 		}
 	}
+	if n, ok := u2.thinkingTokens(); ok {
+		u.OutputTokensDetails = u2.OutputTokensDetails
+		u.OutputTokensDetails.ThinkingTokens = &n
+	}
+	if u2.ServerToolUse != nil && u2.ServerToolUse.WebSearchRequests != nil {
+		u.ServerToolUse = u2.ServerToolUse
+	}
 }
 
 // streamEvent is any SSE event's data.
@@ -129,6 +183,7 @@ type streamEvent struct {
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
 		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *usage `json:"usage"`

@@ -54,7 +54,7 @@ func TestChat(t *testing.T) {
 	if up.path != "/v1beta/models/gemini-2.5-pro:generateContent" || up.key != "k" {
 		t.Errorf("sent to %s with key %q", up.path, up.key)
 	}
-	want := provider.Usage{PromptTokens: 8, CompletionTokens: 31, TotalTokens: 39, CachedTokens: 4, ReasoningTokens: 30}
+	want := provider.Usage{PromptTokens: 8, CompletionTokens: 31, TotalTokens: 39, CachedTokens: 4, ReasoningTokens: 30, WebSearchesCounted: true}
 	if !res.HasUsage || res.Usage != want {
 		t.Errorf("usage %+v, want %+v", res.Usage, want)
 	}

@@ -177,8 +177,8 @@ func (c *Client) image(u, param string, q *imageQueue) (*blob, error) {
 }
 
 // assistantParts turns an assistant message into model parts and records
-// its tool call ids. A thoughtSignature carried in a tool call id goes back
-// on its functionCall part. Reasoning text the client echoes back is
+// its tool call ids. A thoughtSignature carried in a tool call's
+// extra_content or id goes back on its functionCall part. Reasoning text the client echoes back is
 // dropped: Gemini reads nothing from unsigned thought text. Gemini ids are
 // not sent back: calls and responses pair up by order and name.
 func assistantParts(m oaiwire.Message, names map[string]string) ([]part, error) {
@@ -201,13 +201,17 @@ func assistantParts(m oaiwire.Message, names map[string]string) ([]part, error) 
 		if tc.ID != "" {
 			names[tc.ID] = tc.Function.Name
 		}
-		_, sig, _ := strings.Cut(tc.ID, sigMark)
-		parts = append(parts, part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: args}, ThoughtSignature: sig})
+		parts = append(parts, part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: args}, ThoughtSignature: thoughtSignature(tc)})
 	}
 	return parts, nil
 }
 
-// tools fills tools and toolConfig.
+// WebSearch reports that Gemini has a web search of its own, Google Search
+// grounding (web_search_options turns it on), which it bills by query.
+func (c *Client) WebSearch() bool { return true }
+
+// tools fills tools and toolConfig (web_search_options: the google_search
+// tool).
 func tools(in *oaiwire.Request, out *genRequest) error {
 	defs := in.AllTools()
 	if len(defs) > 0 {
@@ -224,6 +228,11 @@ func tools(in *oaiwire.Request, out *genRequest) error {
 			t.FunctionDeclarations = append(t.FunctionDeclarations, fd)
 		}
 		out.Tools = []tool{t}
+	}
+	if in.WebSearchOptions != nil {
+		// Google Search grounding; its options (context size, location)
+		// have no Gemini counterpart.
+		out.Tools = append(out.Tools, tool{GoogleSearch: &struct{}{}})
 	}
 	choice, err := in.Choice()
 	if err != nil {

@@ -41,6 +41,18 @@ func usage(m *usageMetadata) provider.Usage {
 	return u
 }
 
+// searches counts the web searches an answer (or stream event) reports:
+// the grounding queries of every candidate; ok is false when none reports
+// grounding metadata.
+func searches(gr *genResponse) (n int64, ok bool) {
+	for _, cd := range gr.Candidates {
+		if g := cd.GroundingMetadata; g != nil {
+			n, ok = n+int64(len(g.WebSearchQueries)), true
+		}
+	}
+	return n, ok
+}
+
 // sigMark joins a function call's id and its thoughtSignature in the tool
 // call id the client sees. Gemini 3 rejects a replayed function call
 // without the signature it issued, and OpenAI clients send tool call ids
@@ -70,7 +82,8 @@ func split(c *content) (text, thought string, calls []*part) {
 }
 
 // toolCall converts one function call part; ids are Gemini's when it sent
-// one, with the part's thoughtSignature appended (see sigMark).
+// one, with the part's thoughtSignature appended (see sigMark) and in
+// extra_content.google.thought_signature, Gemini's own convention.
 func (c *Client) toolCall(p *part, index *int) oaiwire.ToolCall {
 	fc := p.FunctionCall
 	id := fc.ID
@@ -85,7 +98,38 @@ func (c *Client) toolCall(p *part, index *int) oaiwire.ToolCall {
 	if len(fc.Args) > 0 && json.Compact(&buf, fc.Args) == nil && buf.String() != "null" {
 		args = buf.String()
 	}
-	return oaiwire.ToolCall{Index: index, ID: id, Type: "function", Function: oaiwire.FunctionCall{Name: fc.Name, Arguments: args}}
+	return oaiwire.ToolCall{Index: index, ID: id, Type: "function", Function: oaiwire.FunctionCall{Name: fc.Name, Arguments: args},
+		ExtraContent: extraContent(p.ThoughtSignature)}
+}
+
+// googleExtra is a tool call's extra_content in Gemini's OpenAI-compatible
+// convention: the thought signature the call must come back with.
+type googleExtra struct {
+	Google struct {
+		ThoughtSignature string `json:"thought_signature"`
+	} `json:"google"`
+}
+
+// extraContent is the extra_content carrying sig (nil for none).
+func extraContent(sig string) json.RawMessage {
+	if sig == "" {
+		return nil
+	}
+	var e googleExtra
+	e.Google.ThoughtSignature = sig
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// thoughtSignature is the signature a replayed tool call carries: in its
+// extra_content (Gemini's convention), else in its id (see sigMark).
+func thoughtSignature(tc oaiwire.ToolCall) string {
+	var e googleExtra
+	if len(tc.ExtraContent) > 0 && json.Unmarshal(tc.ExtraContent, &e) == nil && e.Google.ThoughtSignature != "" {
+		return e.Google.ThoughtSignature
+	}
+	_, sig, _ := strings.Cut(tc.ID, sigMark)
+	return sig
 }
 
 // responseID is the chat.completion id for a Gemini responseId.
@@ -123,6 +167,8 @@ func (c *Client) toOpenAI(gr *genResponse, model string) (*oaiwire.Response, pro
 			FinishReason: "content_filter"})
 	}
 	u := usage(gr.UsageMetadata)
+	u.WebSearches, _ = searches(gr)
+	u.WebSearchesCounted = true
 	if gr.UsageMetadata != nil {
 		out.Usage = oaiwire.NewUsage(u)
 	}

@@ -56,7 +56,8 @@ type stream struct {
 	chunk    []byte
 	usage    provider.Usage
 	hasUsage bool
-	final    bool // usage came with (or after) the event that finished every choice
+	searches int64 // the grounding queries reported so far
+	final    bool  // usage came with (or after) the event that finished every choice
 	err      error
 }
 
@@ -92,9 +93,13 @@ func (s *stream) Next() bool {
 			s.err = s.c.vendorFailure(gr.Error)
 			return false
 		}
+		if n, ok := searches(&gr); ok {
+			s.searches = n // grounding metadata is the answer's so far
+		}
 		if gr.UsageMetadata != nil {
 			s.usage, s.hasUsage = usage(gr.UsageMetadata), true
 		}
+		s.usage.WebSearches, s.usage.WebSearchesCounted = s.searches, true
 		if s.id == "" {
 			s.id = s.c.responseID(gr.ResponseID)
 		}

@@ -49,9 +49,11 @@ type functionResponse struct {
 	Response json.RawMessage `json:"response"`
 }
 
-// tool groups function declarations.
+// tool groups function declarations, or turns on Google Search
+// grounding (google_search: {}).
 type tool struct {
-	FunctionDeclarations []functionDeclaration `json:"functionDeclarations"`
+	FunctionDeclarations []functionDeclaration `json:"functionDeclarations,omitempty"`
+	GoogleSearch         *struct{}             `json:"google_search,omitempty"`
 }
 
 // functionDeclaration declares one function; Parameters is an OpenAPI
@@ -104,6 +106,10 @@ type candidate struct {
 	Content      *content `json:"content"`
 	FinishReason string   `json:"finishReason"`
 	Index        int      `json:"index"`
+	// GroundingMetadata says what Google Search grounding searched for.
+	GroundingMetadata *struct {
+		WebSearchQueries []string `json:"webSearchQueries"`
+	} `json:"groundingMetadata"`
 }
 
 type promptFeedback struct {

@@ -37,6 +37,26 @@ type Request struct {
 	ResponseFormat      *ResponseFormat `json:"response_format,omitempty"`
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 	Metadata            json.RawMessage `json:"metadata,omitempty"`
+	// WebSearchOptions asks for the vendor's own web search (Anthropic's
+	// web search tool, Gemini's Google Search grounding).
+	WebSearchOptions *WebSearchOptions `json:"web_search_options,omitempty"`
+}
+
+// WebSearchOptions is chat's web_search_options.
+type WebSearchOptions struct {
+	SearchContextSize string              `json:"search_context_size,omitempty"`
+	UserLocation      *SearchUserLocation `json:"user_location,omitempty"`
+}
+
+// SearchUserLocation is web_search_options.user_location.
+type SearchUserLocation struct {
+	Type        string `json:"type"` // approximate
+	Approximate struct {
+		City     string `json:"city,omitempty"`
+		Country  string `json:"country,omitempty"`
+		Region   string `json:"region,omitempty"`
+		Timezone string `json:"timezone,omitempty"`
+	} `json:"approximate"`
 }
 
 // StreamOptions is stream_options.
@@ -82,6 +102,21 @@ type Message struct {
 	// ReasoningContent is the thinking text some vendors return and some
 	// clients send back on the next turn.
 	ReasoningContent string `json:"reasoning_content,omitempty"`
+	// ThinkingBlocks are an assistant turn's signed thinking (LiteLLM's
+	// convention), sent back so that a vendor that wants them (Anthropic,
+	// with extended thinking and tools) gets them.
+	ThinkingBlocks []ThinkingBlock `json:"thinking_blocks,omitempty"`
+}
+
+// ThinkingBlock is one block of a vendor's signed thinking: type
+// "thinking" (thinking text and signature) or "redacted_thinking" (data).
+// In a stream's delta a thinking block without thinking text closes the
+// reasoning_content streamed since the previous block.
+type ThinkingBlock struct {
+	Type      string  `json:"type"`
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
 }
 
 // Content is a message's content: a string, a list of parts, or null.
@@ -170,6 +205,10 @@ type ToolCall struct {
 	ID       string       `json:"id,omitempty"`
 	Type     string       `json:"type,omitempty"`
 	Function FunctionCall `json:"function"`
+	// ExtraContent is vendor data that must come back with the call
+	// (Gemini's OpenAI-compatible convention:
+	// {"google":{"thought_signature":"..."}}).
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 // FunctionCall is a function name with its JSON arguments as a string.

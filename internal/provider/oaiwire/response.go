@@ -29,11 +29,12 @@ type Choice struct {
 // RespMessage is the assistant message of a choice. Content is null (not
 // "") when the model only called tools, as OpenAI does.
 type RespMessage struct {
-	Role             string     `json:"role"` // "assistant"
-	Content          *string    `json:"content"`
-	ReasoningContent string     `json:"reasoning_content,omitempty"`
-	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
-	Refusal          *string    `json:"refusal"`
+	Role             string          `json:"role"` // "assistant"
+	Content          *string         `json:"content"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []ThinkingBlock `json:"thinking_blocks,omitempty"`
+	ToolCalls        []ToolCall      `json:"tool_calls,omitempty"`
+	Refusal          *string         `json:"refusal"`
 }
 
 // Usage is the usage object, with the details OpenAI sends.
@@ -86,11 +87,12 @@ type ChunkChoice struct {
 
 // Delta is what a chunk adds to a choice.
 type Delta struct {
-	Role             string     `json:"role,omitempty"`
-	Content          *string    `json:"content,omitempty"`
-	ReasoningContent *string    `json:"reasoning_content,omitempty"`
-	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
-	Refusal          *string    `json:"refusal,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []ThinkingBlock `json:"thinking_blocks,omitempty"`
+	ToolCalls        []ToolCall      `json:"tool_calls,omitempty"`
+	Refusal          *string         `json:"refusal,omitempty"`
 }
 
 // NewID returns an id with prefix ("chatcmpl-", "call_") and 24 random

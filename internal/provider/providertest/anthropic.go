@@ -52,7 +52,8 @@ func (r anthropicRequest) afterTool() bool {
 	return false
 }
 
-// ServeHTTP answers POST /v1/messages by scenario:
+// ServeHTTP answers POST /v1/messages/count_tokens (14 tokens) and POST
+// /v1/messages by scenario:
 //
 //	tool-call       a tool_use, then text once the last turn holds a tool_result
 //	err-NNN         that status with the recorded error body (529, 400, 429; others 500)
@@ -64,6 +65,10 @@ func (r anthropicRequest) afterTool() bool {
 //
 // A request without x-api-key or anthropic-version gets a 401.
 func (f *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens" {
+		f.countTokens(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found")
 		return
@@ -123,6 +128,20 @@ func (f *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = rc.Flush()
 	}
+}
+
+// countTokens answers POST /v1/messages/count_tokens with 14 tokens (the
+// request is recorded like any other).
+func (f *Anthropic) countTokens(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req anthropicRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "fake upstream: "+err.Error())
+		return
+	}
+	f.add(Received{Header: r.Header.Clone(), Body: body, Model: req.Model})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"input_tokens":14}`))
 }
 
 func anthropicError(w http.ResponseWriter, status int, typ, msg string) {

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"context"
@@ -21,11 +21,11 @@ import (
 //   - The vendor's usage arrived before the client left, however the
 //     stream ended: the vendor's usage.
 //   - The client leaves, or is too slow to take a write within
-//     Handler.WriteTimeout (client_too_slow), before the vendor's usage:
+//     Core.WriteTimeout (client_too_slow), before the vendor's usage:
 //     on a model whose usage can hold tokens the stream does not show
 //     (hidden reasoning: the catalog's reasoning models) the upstream call
 //     was not cancelled: the gateway reads on without forwarding, for at
-//     most Handler.DrainTimeout after the client left, and charges the
+//     most Core.DrainTimeout after the client left, and charges the
 //     vendor's usage; if the bound (or the server's shutdown) ends the
 //     call first, the reservation. On any other model the upstream is
 //     cancelled at once and the client pays for the prompt and the text it
@@ -52,17 +52,17 @@ import (
 // look idle: a slow client is ended by the write timeout, as a client-side
 // ending.
 
-// eventWriter is the stream writer for w, its writes bounded by the
-// handler's write timeout.
-func (h *Handler) eventWriter(w http.ResponseWriter) *sse.Writer {
+// EventWriter is the stream writer for w, its writes bounded by the
+// core's write timeout.
+func (h *Core) EventWriter(w http.ResponseWriter) *sse.Writer {
 	sw := sse.NewWriter(w)
 	sw.SetTimeout(h.WriteTimeout)
 	return sw
 }
 
-// clientEnded notes in info a stream the client side ended: werr is the
+// ClientEnded notes in info a stream the client side ended: werr is the
 // failed write (the client went away, or was too slow to take it).
-func clientEnded(info *reqinfo.Info, werr error) {
+func ClientEnded(info *reqinfo.Info, werr error) {
 	code := apierr.CodeClientClosed
 	if sse.TooSlow(werr) {
 		code = apierr.CodeClientTooSlow
@@ -70,64 +70,64 @@ func clientEnded(info *reqinfo.Info, werr error) {
 	info.Status, info.ErrCode, info.ErrDetail = apierr.StatusClientClosed, code, werr.Error()
 }
 
-// sent counts the completion delivered so far; 0 without billing.
-func (d *delivered) sent() int64 {
+// Sent counts the completion delivered so far; 0 without billing.
+func (d *Delivered) Sent() int64 {
 	if d == nil {
 		return 0
 	}
-	return d.tokens()
+	return d.Tokens()
 }
 
-// streamEnd is what a relay knows about the client's side when its stream
+// StreamEnd is what a relay knows about the client's side when its stream
 // stopped.
-type streamEnd struct {
-	werr     error // the write that failed: the client left, or was too slow
-	gone     bool  // the client left while a drained call's answer came in
-	complete bool  // the client was sent the answer up to the vendor's usage
+type StreamEnd struct {
+	WriteErr error // the write that failed: the client left, or was too slow
+	Gone     bool  // the client left while a drained call's answer came in
+	Complete bool  // the client was sent the answer up to the vendor's usage
 }
 
-// clientEnded reports whether the client side ended the stream.
-func (e *streamEnd) clientEnded() bool { return e.werr != nil || e.gone }
+// ClientEnded reports whether the client side ended the stream.
+func (e *StreamEnd) ClientEnded() bool { return e.WriteErr != nil || e.Gone }
 
-// stop reports whether the relay must stop forwarding: for a drained call
+// Stop reports whether the relay must stop forwarding: for a drained call
 // the upstream goes on when the client leaves, so the relay looks.
-func (e *streamEnd) stop(r *http.Request, u *upstream) bool {
-	e.gone = u.drains() && clientGone(r)
-	return e.gone
+func (e *StreamEnd) Stop(r *http.Request, u *Upstream) bool {
+	e.Gone = u.Drains() && ClientGone(r)
+	return e.Gone
 }
 
-// wrote notes an event written to the client: once the vendor's usage has
+// Wrote notes an event written to the client: once the vendor's usage has
 // arrived, the client has the answer up to it. Written, not flushed: a
 // large event reaches the client as it is written, and a client that then
 // hangs up makes the flush after it fail (the write itself succeeds only
 // while the client is there, or so recently gone that the server has not
 // noticed: its context says which).
-func (e *streamEnd) wrote(r *http.Request, st usageStream) {
-	if !e.complete {
+func (e *StreamEnd) Wrote(r *http.Request, st UsageStream) {
+	if !e.Complete {
 		_, ok := st.Usage()
-		e.complete = ok && r.Context().Err() == nil
+		e.Complete = ok && r.Context().Err() == nil
 	}
 }
 
-// drain reads the rest of a drained call whose client ended the stream
+// Drain reads the rest of a drained call whose client ended the stream
 // before the vendor's usage arrived; each (nil: none) sees every event
 // read.
-func (e *streamEnd) drain(u *upstream, st usageStream, each func()) {
-	if !e.clientEnded() || !u.drains() {
+func (e *StreamEnd) Drain(u *Upstream, st UsageStream, each func()) {
+	if !e.ClientEnded() || !u.Drains() {
 		return
 	}
 	if _, ok := st.Usage(); ok {
 		return
 	}
-	u.leave()
-	drainStream(st, each)
+	u.Leave()
+	DrainStream(st, each)
 }
 
-// note records the client's ending in info.
-func (e *streamEnd) note(r *http.Request, info *reqinfo.Info) {
-	werr := e.werr
+// Note records the client's ending in info.
+func (e *StreamEnd) Note(r *http.Request, info *reqinfo.Info) {
+	werr := e.WriteErr
 	if werr == nil {
 		werr = context.Cause(r.Context())
 	}
-	clientEnded(info, werr)
+	ClientEnded(info, werr)
 }

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"bytes"
@@ -54,8 +54,8 @@ func markChat(body []byte) chatMarks {
 
 // chatAsk is what a chat request asks for beyond tokens; ok is false when
 // it asks for nothing (no plan is needed: the default tier's prices).
-func chatAsk(mp billing.ModelPrice, params chatParams, body []byte, m chatMarks) (a surcharge.Ask, ok bool) {
-	a = surcharge.Ask{Tier: params.tier, SearchOptions: params.searchOptions, Choices: params.N, AudioOut: params.audioOut}
+func chatAsk(mp billing.ModelPrice, params ChatParams, body []byte, m chatMarks) (a surcharge.Ask, ok bool) {
+	a = surcharge.Ask{Tier: params.Tier, SearchOptions: params.SearchOptions, Choices: params.N, AudioOut: params.AudioOut}
 	if m.inputAudio {
 		a.AudioIn = firstPart(body, func(part []byte) bool { return stringMember(part, "type") == "input_audio" }, "")
 	}

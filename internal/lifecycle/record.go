@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 	"github.com/modelgate/modelgate/internal/telemetry"
 )
 
-// record leaves the usage record of the request, whatever happened, once
+// Record leaves the usage record of the request, whatever happened, once
 // its key was authenticated. A request that ends without an account (no
 // key or a bad one, an unknown path, a wrong method, a signed image link)
 // is nobody's to bill or show, and anyone can send any number of them: it
@@ -26,23 +26,23 @@ import (
 // request's record without looking whether it has it already. It is also
 // where every request is counted in the metrics, whichever of the three
 // ways it is recorded.
-func (h *Handler) record(info *reqinfo.Info, out *outcome) {
+func (h *Core) Record(info *reqinfo.Info, out *Outcome) {
 	if info.Recorded {
 		return
 	}
 	info.Recorded = true
 	h.unlimit(info, out)
-	end := h.now()
+	end := h.Clock()
 	status := info.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	cost := out.charged()
+	cost := out.Charged()
 	refused := info.AccountID != "" && refusal(info, status, out)
 	if h.Metrics != nil {
 		m := telemetry.Request{Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, Status: status,
-			Duration: end.Sub(info.Start), TTFT: out.ttft, PromptTokens: out.usage.PromptTokens,
-			CompletionTokens: out.usage.CompletionTokens, CostMicros: int64(cost), Attempts: metricAttempts(info)}
+			Duration: end.Sub(info.Start), TTFT: out.TTFT, PromptTokens: out.Usage.PromptTokens,
+			CompletionTokens: out.Usage.CompletionTokens, CostMicros: int64(cost), Attempts: metricAttempts(info)}
 		if refused {
 			m.Refusal = info.ErrCode
 		}
@@ -51,8 +51,8 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	if h.Tracer != nil {
 		h.Tracer.Record(&telemetry.Span{TraceParent: info.TraceParent, Endpoint: info.Endpoint, Model: info.Model,
 			Provider: info.Provider, Upstream: info.Upstream, Stream: info.Stream, Start: info.Start, End: end,
-			Status: status, ErrCode: info.ErrCode, RequestID: info.ID, InputTokens: out.usage.PromptTokens,
-			OutputTokens: out.usage.CompletionTokens, Attempts: traceAttempts(info)})
+			Status: status, ErrCode: info.ErrCode, RequestID: info.ID, InputTokens: out.Usage.PromptTokens,
+			OutputTokens: out.Usage.CompletionTokens, Attempts: traceAttempts(info)})
 	}
 	if info.AccountID == "" {
 		h.refuse(info, status)
@@ -66,9 +66,9 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 	h.Usage.Record(store.UsageRecord{
 		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
 		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
-		Stream: info.Stream, PromptTokens: out.usage.PromptTokens, CompletionTokens: out.usage.CompletionTokens,
-		CachedTokens: out.usage.CachedTokens, ReasoningTokens: out.usage.ReasoningTokens, Estimated: out.estimated, Cost: cost,
-		Latency: end.Sub(info.Start), TTFT: out.ttft, Status: status, ErrorCode: info.ErrCode,
+		Stream: info.Stream, PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+		CachedTokens: out.Usage.CachedTokens, ReasoningTokens: out.Usage.ReasoningTokens, Estimated: out.Estimated, Cost: cost,
+		Latency: end.Sub(info.Start), TTFT: out.TTFT, Status: status, ErrorCode: info.ErrCode,
 		Attempts: storedAttempts(info, status),
 	})
 }
@@ -77,10 +77,10 @@ func (h *Handler) record(info *reqinfo.Info, out *outcome) {
 // gateway refused itself, before any upstream call and for nothing: a
 // client error (not 499, the client leaving) with an error code, no charge,
 // and no error from the upstream.
-func refusal(info *reqinfo.Info, status int, out *outcome) bool {
+func refusal(info *reqinfo.Info, status int, out *Outcome) bool {
 	return status >= http.StatusBadRequest && status < http.StatusInternalServerError &&
 		status != apierr.StatusClientClosed && info.ErrCode != "" && !info.Upstreamed &&
-		out.cost == 0 && out.carried == 0 && out.usage == (provider.Usage{})
+		out.Cost == 0 && out.Carried == 0 && out.Usage == (provider.Usage{})
 }
 
 // trivial reports whether a request's tries are the one that answered: all

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"sync"
@@ -11,12 +11,12 @@ import (
 // all) never pay for extraction unless their usage goes missing.
 const deliveredBuffer = 64 << 10
 
-// delivered remembers what a stream sent to the client, so that when the
+// Delivered remembers what a stream sent to the client, so that when the
 // vendor's usage never comes (the client left, or the vendor sends none) the
 // gateway can count the completion itself. It keeps the raw chunks up to
 // deliveredBuffer bytes and only then extracts their text into a bounded
 // token counter: memory stays bounded and the common case costs a copy.
-type delivered struct {
+type Delivered struct {
 	tok    *tokenize.Tokenizer
 	text   func(s *tokenize.Stream, chunk []byte) // extracts a chunk's text; nil: a chat chunk's deltas
 	raw    *[]byte
@@ -26,8 +26,8 @@ type delivered struct {
 
 var rawPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// add notes a chunk that reached the client.
-func (d *delivered) add(chunk []byte) {
+// Add notes a chunk that reached the client.
+func (d *Delivered) Add(chunk []byte) {
 	if d == nil {
 		return
 	}
@@ -42,7 +42,7 @@ func (d *delivered) add(chunk []byte) {
 }
 
 // drain moves the buffered chunks' text into the token counter.
-func (d *delivered) drain() {
+func (d *Delivered) drain() {
 	if d.raw == nil || len(d.ends) == 0 {
 		return
 	}
@@ -54,15 +54,15 @@ func (d *delivered) drain() {
 		if d.text != nil {
 			d.text(d.stream, (*d.raw)[start:end])
 		} else {
-			addText(d.stream, (*d.raw)[start:end], "delta")
+			AddText(d.stream, (*d.raw)[start:end], "delta")
 		}
 		start = end
 	}
 	*d.raw, d.ends = (*d.raw)[:0], d.ends[:0]
 }
 
-// tokens counts the completion delivered so far.
-func (d *delivered) tokens() int64 {
+// Tokens counts the completion delivered so far.
+func (d *Delivered) Tokens() int64 {
 	d.drain()
 	if d.stream == nil {
 		return 0
@@ -70,8 +70,8 @@ func (d *delivered) tokens() int64 {
 	return int64(d.stream.Tokens())
 }
 
-// release returns the buffer to the pool; d is unusable afterwards.
-func (d *delivered) release() {
+// Release returns the buffer to the pool; d is unusable afterwards.
+func (d *Delivered) Release() {
 	if d == nil || d.raw == nil {
 		return
 	}

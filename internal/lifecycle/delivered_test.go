@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"fmt"
@@ -12,24 +12,24 @@ import (
 func TestDeliveredCountsWithBoundedMemory(t *testing.T) {
 	tok := tokenize.NewSet().For("o200k")
 	for _, n := range []int{0, 1, 30, 5000} {
-		d := &delivered{tok: tok}
+		d := &Delivered{tok: tok}
 		maxRaw := 0
 		for i := range n {
 			chunk := fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" hello"}}],"n":%d}`, i)
-			d.add([]byte(chunk))
+			d.Add([]byte(chunk))
 			if d.raw != nil {
 				maxRaw = max(maxRaw, len(*d.raw))
 			}
 		}
-		if got := d.tokens(); got != int64(n) {
+		if got := d.Tokens(); got != int64(n) {
 			t.Errorf("%d chunks of \" hello\": %d tokens", n, got)
 		}
 		if maxRaw >= deliveredBuffer {
 			t.Errorf("%d chunks: raw buffer reached %d bytes", n, maxRaw)
 		}
-		d.release()
+		d.Release()
 	}
-	var none *delivered // no billing: nothing to record
-	none.add([]byte(`{}`))
-	none.release()
+	var none *Delivered // no billing: nothing to record
+	none.Add([]byte(`{}`))
+	none.Release()
 }

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"context"
@@ -11,14 +11,12 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/jsonx"
-	"github.com/modelgate/modelgate/internal/money"
-	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/completechat"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
-// admitCompletion prices a legacy completion request, refuses a prompt that
+// AdmitCompletion prices a legacy completion request, refuses a prompt that
 // cannot fit the model's context window, and reserves the most the request
 // can cost: every prompt token (bounded by the body's length, or counted
 // when the balance cannot cover that bound) plus max_tokens for each choice
@@ -26,13 +24,18 @@ import (
 // reserves the model's output limit, since the vendor applies its own
 // default (OpenAI's is 16, but not every vendor's); a translated one
 // reserves completechat.DefaultMaxTokens, which it sends.
-func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gate.Principal, public, upstream string, body []byte,
-	params completionParams, passthrough bool) (*charge, error) {
+func (h *Core) AdmitCompletion(ctx context.Context, info *reqinfo.Info, p gate.Principal, public, upstream string, body []byte,
+	params CompletionParams, passthrough bool) (*Charge, error) {
 	// A model the catalog knows for another endpoint is refused as such,
 	// whether or not it has a token price.
-	c, err := h.startCharge(p, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced || !completionModality(mp.Modality) })
+	c, err := h.StartCharge(p, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced || !completionModality(mp.Modality) })
 	if c == nil || err != nil {
 		return c, err
+	}
+	prompt := params.Prompt
+	c.prompt = func() int64 {
+		n, _ := CountPrompts(c.Tok, prompt)
+		return n
 	}
 	if !completionModality(c.Price.Modality) {
 		return nil, apierr.Invalid("model", "The model '%s' does not support completions (it is a model for %s).", public, c.Price.Modality)
@@ -42,7 +45,7 @@ func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gat
 		counter = c.Tok.AtMost(int(min(2*w, 1<<30)))
 		// As for chat: a body no longer than the window certainly fits.
 		if int64(len(body)) > w {
-			_, largest := countPrompts(counter, params.Prompt)
+			_, largest := CountPrompts(counter, params.Prompt)
 			if !c.Tok.Exact() {
 				largest = largest * 9 / 10
 			}
@@ -53,7 +56,7 @@ func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gat
 		}
 	}
 	if params.HasMaxTokens {
-		if e := outputLimit(c.Price, "max_tokens", params.MaxTokens); e != nil {
+		if e := OutputLimit(c.Price, "max_tokens", params.MaxTokens); e != nil {
 			return nil, e
 		}
 	}
@@ -63,11 +66,11 @@ func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gat
 	case !passthrough:
 		out = completechat.DefaultMaxTokens
 	default:
-		out = outputCeiling(c.Price) // the vendor's default applies: not every vendor's is 16
+		out = OutputCeiling(c.Price) // the vendor's default applies: not every vendor's is 16
 	}
 	out = completionMul(completionMul(out, max(params.N, params.BestOf, 1)), params.Prompts)
 	// The key's token limit counts the same bound, before the reservation.
-	if err := h.takeTokens(info, int64(len(body))+out); err != nil {
+	if err := h.TakeTokens(info, int64(len(body))+out); err != nil {
 		return nil, err
 	}
 	if c.Price.Free {
@@ -78,7 +81,7 @@ func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gat
 		err = c.TryReserve(ctx, amount)
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
-		n, _ := countPrompts(counter, params.Prompt)
+		n, _ := CountPrompts(counter, params.Prompt)
 		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
@@ -88,7 +91,7 @@ func (h *Handler) admitCompletion(ctx context.Context, info *reqinfo.Info, p gat
 		}
 	}
 	if err != nil {
-		return nil, reserveError(err, amount, "max_tokens")
+		return nil, ReserveError(err, amount, "max_tokens")
 	}
 	return c, nil
 }
@@ -113,21 +116,21 @@ func completionMul(a, b int64) int64 {
 	return a * b
 }
 
-// countPrompts counts the tokens of a completion's prompt member (a string,
+// CountPrompts counts the tokens of a completion's prompt member (a string,
 // strings, token ids or token-id arrays; token ids count one each) and
 // returns the total and the largest single prompt.
-func countPrompts(tok *tokenize.Tokenizer, raw []byte) (total, largest int64) {
+func CountPrompts(tok *tokenize.Tokenizer, raw []byte) (total, largest int64) {
 	add := func(n int64) {
 		total += n
 		largest = max(largest, n)
 	}
-	switch kind(raw) {
+	switch jsonx.Kind(raw) {
 	case "string":
 		add(int64(tok.Count(promptText(raw))))
 	case "array":
 		var ids int64
 		_ = jsonx.EachElement(raw, func(el []byte) bool {
-			switch kind(el) {
+			switch jsonx.Kind(el) {
 			case "string":
 				add(int64(tok.Count(promptText(el))))
 			case "number":
@@ -164,43 +167,25 @@ func promptText(raw []byte) []byte {
 	return inner
 }
 
-// settleCompletion is settle for legacy completions: when the vendor
-// reported no usage, the prompt member and the delivered text are counted.
-func (c *charge) settleCompletion(u *provider.Usage, prompt []byte, completion func() int64, out *outcome) money.Micros {
-	return c.settleUsage(u, func() int64 {
-		n, _ := countPrompts(c.Tok, prompt)
-		return n
-	}, completion, out)
-}
-
-// completionDelivered counts the text of relayed text_completion chunks,
-// or is nil without billing.
-func (c *charge) completionDelivered() *delivered {
-	if c == nil {
-		return nil
-	}
-	return &delivered{tok: c.Tok, text: addCompletionText}
-}
-
-// completionTokens counts the generated text of a complete text_completion.
-func (c *charge) completionTokens(body []byte) func() int64 {
+// CompletionTokens counts the generated text of a complete text_completion.
+func (c *Charge) CompletionTokens(body []byte) func() int64 {
 	return func() int64 {
 		s := c.Tok.NewStream()
-		addCompletionText(s, body)
+		AddCompletionText(s, body)
 		return int64(s.Tokens())
 	}
 }
 
-// addCompletionText feeds choices[].text of a text_completion object or
+// AddCompletionText feeds choices[].text of a text_completion object or
 // chunk to s.
-func addCompletionText(s *tokenize.Stream, obj []byte) {
+func AddCompletionText(s *tokenize.Stream, obj []byte) {
 	choices, ok := jsonx.Field(obj, "choices")
 	if !ok {
 		return
 	}
 	_ = jsonx.EachElement(choices, func(el []byte) bool {
 		if v, ok := jsonx.Field(el, "text"); ok {
-			writeString(s, v)
+			WriteString(s, v)
 		}
 		return true
 	})

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ const (
 // authentication and before anything is read or reserved, and sets the
 // x-ratelimit headers; a 429 rate_limit_exceeded when a limit is reached.
 // A key without limits costs a nil check and a map lookup.
-func (h *Handler) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.Info) error {
+func (h *Core) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.Info) error {
 	rl := h.RateLimits
 	if rl == nil {
 		return nil
@@ -54,7 +54,7 @@ func (h *Handler) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.I
 	if !l.Any() {
 		return nil
 	}
-	now := h.now()
+	now := h.Clock()
 	hdr := w.Header()
 	if l.TPM > 0 {
 		info.Limited.TPM = l.TPM
@@ -78,19 +78,19 @@ func (h *Handler) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.I
 	return nil
 }
 
-// takeTokens counts n tokens (a request's prompt and output bound) against
+// TakeTokens counts n tokens (a request's prompt and output bound) against
 // its key's token limit, before its balance is reserved; a 429 when they
 // are not there. A request whose bound exceeds the whole limit needs the
 // whole allowance (see ratelimit.Limiter). It notes the take in info, for
-// the headers (limitTokenHeaders) and the correction when the request ends
+// the headers (LimitTokenHeaders) and the correction when the request ends
 // (unlimit).
-func (h *Handler) takeTokens(info *reqinfo.Info, n int64) error {
+func (h *Core) TakeTokens(info *reqinfo.Info, n int64) error {
 	l := &info.Limited
 	if l.TPM == 0 || h.RateLimits == nil || l.Took {
 		return nil // no limit, or taken already (a request admitted again for another deployment)
 	}
 	n = max(n, 1)
-	r := h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.now())
+	r := h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.Clock())
 	l.Remaining, l.Reset, l.Took = r.Remaining, r.Reset, true
 	if !r.Allowed {
 		return tooMany(typeTokens, r.RetryAfter, fmt.Sprintf("Rate limit reached for tokens per minute (TPM): "+
@@ -101,9 +101,9 @@ func (h *Handler) takeTokens(info *reqinfo.Info, n int64) error {
 	return nil
 }
 
-// limitTokenHeaders sets the token headers from the request's own take
-// (takeTokens), which limit could not know yet.
-func limitTokenHeaders(w http.ResponseWriter, info *reqinfo.Info) {
+// LimitTokenHeaders sets the token headers from the request's own take
+// (TakeTokens), which limit could not know yet.
+func LimitTokenHeaders(w http.ResponseWriter, info *reqinfo.Info) {
 	if l := &info.Limited; l.Took {
 		limitHeaders(w.Header(), hdrLimitTokens, hdrRemainingTokens, hdrResetTokens,
 			ratelimit.Result{Limit: l.TPM, Remaining: l.Remaining, Reset: l.Reset})
@@ -113,7 +113,7 @@ func limitTokenHeaders(w http.ResponseWriter, info *reqinfo.Info) {
 // unlimit ends a request's part in its key's limits: it gives back its
 // running slot and corrects its tokens to what it used (out.usage, once
 // settled: nothing for a request that failed before the vendor answered).
-func (h *Handler) unlimit(info *reqinfo.Info, out *outcome) {
+func (h *Core) unlimit(info *reqinfo.Info, out *Outcome) {
 	l := &info.Limited
 	if h.RateLimits == nil {
 		return
@@ -123,11 +123,11 @@ func (h *Handler) unlimit(info *reqinfo.Info, out *outcome) {
 		h.RateLimits.Running.Release(info.KeyID)
 	}
 	if l.Tokens > 0 {
-		used := out.usage.PromptTokens + out.usage.CompletionTokens
+		used := out.Usage.PromptTokens + out.Usage.CompletionTokens
 		if d := used - l.Tokens; d != 0 {
 			// A refund always goes through; usage above the bound (which
 			// bounds it from above) is taken only if it fits.
-			h.RateLimits.Tokens.Take(info.KeyID, d, l.TPM, h.now())
+			h.RateLimits.Tokens.Take(info.KeyID, d, l.TPM, h.Clock())
 		}
 		l.Tokens = 0
 	}

@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"github.com/modelgate/modelgate/internal/billing"
@@ -35,7 +35,7 @@ func TestMarkChat(t *testing.T) {
 // same type to the vendor, so it is found (and priced or refused) too.
 func TestChatExtrasSeeEscapedMarkers(t *testing.T) {
 	audio := []byte(`{"messages":[{"role":"user","content":[{"type":"input\u005faudio","input_audio":{"data":"AAA","format":"wav"}}]}]}`)
-	if a, _ := chatAsk(billing.ModelPrice{}, chatParams{}, audio, markChat(audio)); a.AudioIn != "messages[0].content[0]" {
+	if a, _ := chatAsk(billing.ModelPrice{}, ChatParams{}, audio, markChat(audio)); a.AudioIn != "messages[0].content[0]" {
 		t.Errorf("escaped input_audio: AudioIn %q", a.AudioIn)
 	}
 	file := []byte(`{"messages":[{"content":[{"type":"file","file":{"file\u005fid":"file-abc"}}]}]}`)

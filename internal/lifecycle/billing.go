@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"bytes"
@@ -22,61 +22,64 @@ import (
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
-// charge is one request's billing state: the shared lifecycle
+// Charge is one request's billing state: the shared lifecycle
 // (internal/charge) and, for chat, the request body its prompt is counted
 // from. Every method accepts a nil charge (billing off).
-type charge struct {
+type Charge struct {
 	*chg.Charge
 	body []byte // chat only: the request, for counting its prompt
+	// prompt counts the prompt of a request that is no chat body (a
+	// legacy completion's prompt member, AdmitBody's count); nil: body.
+	prompt func() int64
 
-	// plan prices what the request asked for beyond tokens (a service
+	// Plan prices what the request asked for beyond tokens (a service
 	// tier, built-in tools, audio); nil: none, the default tier's prices.
-	plan *surcharge.Plan
-	// used is what the vendor's answer showed it used beyond tokens (the
+	Plan *surcharge.Plan
+	// Used is what the vendor's answer showed it used beyond tokens (the
 	// Responses API's tool call items), noted before settling.
-	used surcharge.Used
-	// boundTokens is, for a stored Responses answer, the input and output
+	Used surcharge.Used
+	// BoundTokens is, for a stored Responses answer, the input and output
 	// tokens reserved for it (see reserveNative).
-	boundTokens int64
+	BoundTokens int64
 }
 
-// toolCalls is the max_tool_calls to send upstream because the client set
+// ToolCalls is the max_tool_calls to send upstream because the client set
 // none (0: none to send).
-func (c *charge) toolCalls() int64 {
-	if c == nil || c.plan == nil {
+func (c *Charge) ToolCalls() int64 {
+	if c == nil || c.Plan == nil {
 		return 0
 	}
-	return c.plan.Calls
+	return c.Plan.Calls
 }
 
-// bound is the input and output tokens reserved for a Responses answer (0
+// Bound is the input and output tokens reserved for a Responses answer (0
 // without billing).
-func (c *charge) bound() int64 {
+func (c *Charge) Bound() int64 {
 	if c == nil {
 		return 0
 	}
-	return c.boundTokens
+	return c.BoundTokens
 }
 
-// noteAnswer notes what a whole Responses object (a plain answer, or a
+// NoteAnswer notes what a whole Responses object (a plain answer, or a
 // stream's final response) says the vendor used beyond tokens; it replaces
-// what noteItem counted.
-func (c *charge) noteAnswer(obj []byte) {
-	if c != nil && c.plan != nil {
-		c.used = surcharge.Scan(obj)
+// what NoteItem counted.
+func (c *Charge) NoteAnswer(obj []byte) {
+	if c != nil && c.Plan != nil {
+		c.Used = surcharge.Scan(obj)
 	}
 }
 
-// noteItem counts an output item a stream showed done, so a stream cut
+// NoteItem counts an output item a stream showed done, so a stream cut
 // short before its final event still pays for the tool calls it made.
-func (c *charge) noteItem(item []byte) {
-	if c != nil && c.plan != nil {
-		c.used.Add(item)
+func (c *Charge) NoteItem(item []byte) {
+	if c != nil && c.Plan != nil {
+		c.Used.Add(item)
 	}
 }
 
-// payer is who p's requests are charged to.
-func payer(p gate.Principal) billing.Payer {
+// Payer is who p's requests are charged to.
+func Payer(p gate.Principal) billing.Payer {
 	return billing.Payer{AccountID: p.AccountID, KeyID: p.KeyID, SpendCap: p.SpendCap}
 }
 
@@ -86,18 +89,18 @@ func payer(p gate.Principal) billing.Payer {
 // after the adapter's own adjustments (see outputBound). Before reserving,
 // it counts the same bound of tokens against the key's token limit. It
 // sets the request's MaxOutput from the catalog.
-func (h *Handler) admit(ctx context.Context, info *reqinfo.Info, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params chatParams) (*charge, error) {
+func (h *Core) AdmitChat(ctx context.Context, info *reqinfo.Info, p gate.Principal, d route.Deployment, req *provider.ChatRequest, params ChatParams) (*Charge, error) {
 	public, upstream, body := req.PublicModel, req.UpstreamModel, req.Body
-	cc, err := h.Billing.Start(payer(p), p.Group, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
+	cc, err := h.Billing.Start(Payer(p), p.Group, public, upstream, func(mp billing.ModelPrice) bool { return mp.Priced })
 	if err != nil {
-		return nil, h.notPriced(public, upstream)
+		return nil, h.NotPriced(public, upstream)
 	}
 	if cc == nil {
 		return nil, nil
 	}
 	mp := cc.Price
 	req.MaxOutput = mp.MaxOutput
-	c := &charge{Charge: cc, body: body}
+	c := &Charge{Charge: cc, body: body}
 	counter := c.Tok
 	if w := mp.ContextWindow; w > 0 {
 		// Counting stops soon after twice the window: enough to refuse, and
@@ -119,15 +122,15 @@ func (h *Handler) admit(ctx context.Context, info *reqinfo.Info, p gate.Principa
 				Param: "messages", Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", w, n)}
 		}
 	}
-	if e := outputLimit(mp, "max_completion_tokens", params.MaxCompletionTokens); e != nil {
+	if e := OutputLimit(mp, "max_completion_tokens", params.MaxCompletionTokens); e != nil {
 		return nil, e
 	}
-	if e := outputLimit(mp, "max_tokens", params.MaxTokens); e != nil {
+	if e := OutputLimit(mp, "max_tokens", params.MaxTokens); e != nil {
 		return nil, e
 	}
 	if info.Limited.TPM > 0 {
-		n := promptBound(body) + outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens))*max(params.N, 1)
-		if err := h.takeTokens(info, n); err != nil {
+		n := PromptBound(body) + outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens))*max(params.N, 1)
+		if err := h.TakeTokens(info, n); err != nil {
 			return nil, err
 		}
 	}
@@ -135,22 +138,22 @@ func (h *Handler) admit(ctx context.Context, info *reqinfo.Info, p gate.Principa
 		return c, nil
 	}
 	marks := markChat(body)
-	unsized, err := h.unsized(p, chatUnsized(body, marks))
+	Unsized, err := h.Unsized(p, chatUnsized(body, marks))
 	if err != nil {
 		return nil, err
 	}
 	if a, ok := chatAsk(mp, params, body, marks); ok {
-		if c.plan, err = surcharge.New(mp, a, h.imageModels(p)); err != nil {
+		if c.Plan, err = surcharge.New(mp, a, h.ImageModels(p)); err != nil {
 			return nil, err
 		}
 	}
-	price, fees := c.reservePrice()
+	price, fees := c.ReservePrice()
 	out := outputBound(mp, d.Chatter, req, max(params.MaxCompletionTokens, params.MaxTokens)) * max(params.N, 1)
 	// First try the cheap upper bound (every prompt token is at least one
 	// byte); only when the balance cannot cover that, count the prompt.
-	amount, err := billing.Cost(price, billing.Tokens{Prompt: promptBound(body), Completion: out, Fees: fees}, c.Ratio)
+	amount, err := billing.Cost(price, billing.Tokens{Prompt: PromptBound(body), Completion: out, Fees: fees}, c.Ratio)
 	if err == nil {
-		err = c.TryReserve(ctx, amount+unsized)
+		err = c.TryReserve(ctx, amount+Unsized)
 	}
 	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
 		n, terr := promptTokens(counter, body)
@@ -160,22 +163,22 @@ func (h *Handler) admit(ctx context.Context, info *reqinfo.Info, p gate.Principa
 		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
 		}
-		amount, err = billing.Cost(price, billing.Tokens{Prompt: n + imageAllowance(body), Completion: out, Fees: fees}, c.Ratio)
+		amount, err = billing.Cost(price, billing.Tokens{Prompt: n + ImageAllowance(body), Completion: out, Fees: fees}, c.Ratio)
 		if err == nil {
-			err = c.TryReserve(ctx, amount+unsized)
+			err = c.TryReserve(ctx, amount+Unsized)
 		}
 	}
 	if err != nil {
-		return nil, reserveError(err, amount, "max_tokens")
+		return nil, ReserveError(err, amount, "max_tokens")
 	}
 	return c, nil
 }
 
-// unsized is what a request reserves on top of its body for the input
+// Unsized is what a request reserves on top of its body for the input
 // named by param that the vendor bills and the gateway cannot size ("":
 // none): the group's responses.reserve where the group allows such input,
 // else a 400 naming param.
-func (h *Handler) unsized(p gate.Principal, param string) (money.Micros, error) {
+func (h *Core) Unsized(p gate.Principal, param string) (money.Micros, error) {
 	if param == "" {
 		return 0, nil
 	}
@@ -188,17 +191,17 @@ func (h *Handler) unsized(p gate.Principal, param string) (money.Micros, error) 
 	return r.Reserve, nil
 }
 
-// imageModels checks the image model of an image_generation tool as a
+// ImageModels checks the image model of an image_generation tool as a
 // direct call by p would be: the model must be one p's group may use and
 // have a price per image.
-func (h *Handler) imageModels(p gate.Principal) surcharge.ImageModels {
+func (h *Core) ImageModels(p gate.Principal) surcharge.ImageModels {
 	return func(model string) (billing.ModelPrice, error) {
 		if !h.Router.Has(model) || !h.Policy.Allows(p.Group, model) {
 			return billing.ModelPrice{}, apierr.ModelNotFound(model)
 		}
 		mp, ok := h.Billing.Prices(model, model)
 		if !ok || !mp.Free && len(mp.Images) == 0 {
-			return billing.ModelPrice{}, h.notPriced(model, model)
+			return billing.ModelPrice{}, h.NotPriced(model, model)
 		}
 		return mp, nil
 	}
@@ -208,7 +211,7 @@ func (h *Handler) imageModels(p gate.Principal) surcharge.ImageModels {
 // can make: the adapter's own limit when it sets one (Anthropic sends a
 // max_tokens raised above the thinking budget), else the client's (the
 // larger of max_tokens and max_completion_tokens: a vendor may read
-// either), else outputCeiling.
+// either), else OutputCeiling.
 func outputBound(mp billing.ModelPrice, c provider.Chatter, req *provider.ChatRequest, client int64) int64 {
 	if ob, ok := c.(provider.OutputBounder); ok {
 		if n := ob.OutputBound(req); n > 0 {
@@ -218,15 +221,15 @@ func outputBound(mp billing.ModelPrice, c provider.Chatter, req *provider.ChatRe
 	if client > 0 {
 		return client
 	}
-	return outputCeiling(mp)
+	return OutputCeiling(mp)
 }
 
-// outputCeiling is the most output a request that sets no limit can get:
+// OutputCeiling is the most output a request that sets no limit can get:
 // the model's published output limit; else its context window, which no
 // answer can exceed (the catalog's assumed output limit is no bound: the
 // vendor's real one may be higher); else the assumed limit, else the
 // default.
-func outputCeiling(mp billing.ModelPrice) int64 {
+func OutputCeiling(mp billing.ModelPrice) int64 {
 	for _, n := range []int64{mp.OutputLimit, mp.ContextWindow, mp.MaxOutput} {
 		if n > 0 {
 			return n
@@ -235,28 +238,28 @@ func outputCeiling(mp billing.ModelPrice) int64 {
 	return billing.DefaultMaxOutput
 }
 
-// imageTokens is what one image of a prompt is reserved as: more than
+// ImageTokens is what one image of a prompt is reserved as: more than
 // OpenAI (at most 1,105 for a high-detail image), Anthropic (about 1,600
 // for the largest) or Gemini (258) count, since an image sent by URL is
 // only a few bytes of the body.
-const imageTokens = 1600
+const ImageTokens = 1600
 
-// imageAllowance is imageTokens for every "image_url" in body (a chat
+// ImageAllowance is ImageTokens for every "image_url" in body (a chat
 // image part names it twice, so it is reserved twice over).
-func imageAllowance(body []byte) int64 {
-	return imageTokens * int64(bytes.Count(body, []byte(`"image_url"`)))
+func ImageAllowance(body []byte) int64 {
+	return ImageTokens * int64(bytes.Count(body, []byte(`"image_url"`)))
 }
 
-// promptBound is an upper bound of a prompt's tokens: every token is at
-// least one byte of the body, and images are counted by imageAllowance.
-func promptBound(body []byte) int64 {
-	return int64(len(body)) + imageAllowance(body)
+// PromptBound is an upper bound of a prompt's tokens: every token is at
+// least one byte of the body, and images are counted by ImageAllowance.
+func PromptBound(body []byte) int64 {
+	return int64(len(body)) + ImageAllowance(body)
 }
 
-// outputLimit refuses a request for more output tokens (n, in param) than
+// OutputLimit refuses a request for more output tokens (n, in param) than
 // the model's published limit, with OpenAI's answer; the catalog's assumed
 // limits of models whose real one is unknown refuse nothing.
-func outputLimit(mp billing.ModelPrice, param string, n int64) *apierr.Error {
+func OutputLimit(mp billing.ModelPrice, param string, n int64) *apierr.Error {
 	if mp.OutputLimit > 0 && n > mp.OutputLimit {
 		return apierr.Broken(contract.CodeInvalidValue, param,
 			"%s is too large: %d. This model supports at most %d completion tokens, whereas you provided %d.", param, n, mp.OutputLimit, n)
@@ -264,110 +267,112 @@ func outputLimit(mp billing.ModelPrice, param string, n int64) *apierr.Error {
 	return nil
 }
 
-// reserveError is the client's error for a failed reservation of amount;
+// ReserveError is the client's error for a failed reservation of amount;
 // param names what the client can lower.
-func reserveError(err error, amount money.Micros, param string) error {
+func ReserveError(err error, amount money.Micros, param string) error {
 	switch {
 	case errors.Is(err, billing.ErrInsufficient):
 		hint := "."
 		if param != "" {
 			hint = ", or lower " + param + "."
 		}
-		return quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
+		return Quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
 			amount.String() + "). Add funds" + hint)
 	case errors.Is(err, billing.ErrKeyCap):
-		return quota("This API key has reached its spend cap.")
+		return Quota("This API key has reached its spend cap.")
 	case errors.Is(err, billing.ErrOverflow):
 		return apierr.Invalid(param, "The request's maximum cost is too large to reserve; lower %s.", param)
 	}
 	return apierr.Internal(err)
 }
 
-// notPriced is the 503 for a model the gateway cannot bill (never served
+// NotPriced is the 503 for a model the gateway cannot bill (never served
 // free by accident); the operator sees why in the log.
-func (h *Handler) notPriced(public, upstream string) error {
-	h.log().Error("model has no price; refusing it (set a price or free: true in the config's models section)",
+func (h *Core) NotPriced(public, upstream string) error {
+	h.Logger().Error("model has no price; refusing it (set a price or free: true in the config's models section)",
 		"model", public, "upstream_model", upstream)
 	return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: apierr.CodeModelNotPriced,
 		Message: fmt.Sprintf("The model '%s' is not available: the gateway has no price for it. Ask the operator to configure one.", public)}
 }
 
-// startCharge begins billing a request that is not a chat completion.
+// StartCharge begins billing a request that is not a chat completion.
 // usable reports whether the model's price covers this endpoint (a token
 // price for embeddings, image prices for images, ...); a model that is
 // neither free nor usable is refused with model_not_priced. The charge is
 // nil when billing is off; every charge method accepts nil.
-func (h *Handler) startCharge(p gate.Principal, public, upstream string, usable func(billing.ModelPrice) bool) (*charge, error) {
-	cc, err := h.Billing.Start(payer(p), p.Group, public, upstream, usable)
+func (h *Core) StartCharge(p gate.Principal, public, upstream string, usable func(billing.ModelPrice) bool) (*Charge, error) {
+	cc, err := h.Billing.Start(Payer(p), p.Group, public, upstream, usable)
 	if err != nil {
-		return nil, h.notPriced(public, upstream)
+		return nil, h.NotPriced(public, upstream)
 	}
 	if cc == nil {
 		return nil, nil
 	}
-	return &charge{Charge: cc}, nil
+	return &Charge{Charge: cc}, nil
 }
 
-// chargeError is the client's error for a failure of the charge lifecycle.
-func (h *Handler) chargeError(err error) error {
+// ChargeError is the client's error for a failure of the charge lifecycle.
+func (h *Core) ChargeError(err error) error {
 	var np *chg.NotPricedError
 	var re *chg.RefusedError
 	switch {
 	case errors.As(err, &np):
-		return h.notPriced(np.Model, np.Upstream)
+		return h.NotPriced(np.Model, np.Upstream)
 	case errors.As(err, &re):
-		return reserveError(re.Err, re.Amount, re.Param)
+		return ReserveError(re.Err, re.Amount, re.Param)
 	}
 	return apierr.Internal(err)
 }
 
-// reserve holds amount, the most the request can cost with the group's
+// Reserve holds amount, the most the request can cost with the group's
 // ratio applied; param names what the client can lower to fit. Free models
 // hold nothing.
-func (c *charge) reserve(ctx context.Context, amount money.Micros, param string) error {
+func (c *Charge) Reserve(ctx context.Context, amount money.Micros, param string) error {
 	if c == nil {
 		return nil
 	}
 	if err := c.TryReserve(ctx, amount); err != nil {
-		return reserveError(err, max(amount, 1), param)
+		return ReserveError(err, max(amount, 1), param)
 	}
 	return nil
 }
 
-// tokenCost is what t costs; free models and no billing cost nothing.
-func (c *charge) tokenCost(t billing.Tokens) (money.Micros, error) {
+// TokenCost is what t costs; free models and no billing cost nothing.
+func (c *Charge) TokenCost(t billing.Tokens) (money.Micros, error) {
 	if c == nil {
 		return 0, nil
 	}
-	return c.TokenCost(t)
+	return c.Charge.TokenCost(t)
 }
 
-// flatCost is count units at unit price with the group's ratio applied.
-func (c *charge) flatCost(unit money.Micros, count int64) (money.Micros, error) {
+// FlatCost is count units at unit price with the group's ratio applied.
+func (c *Charge) FlatCost(unit money.Micros, count int64) (money.Micros, error) {
 	if c == nil {
 		return 0, nil
 	}
-	return c.FlatCost(unit, count)
+	return c.Charge.FlatCost(unit, count)
 }
 
-// settleCost charges cost against the reservation and returns what was
+// SettleCost charges cost against the reservation and returns what was
 // charged (see chg.Charge.SettleCost).
-func (c *charge) settleCost(cost money.Micros) money.Micros {
+func (c *Charge) SettleCost(cost money.Micros) money.Micros {
 	if c == nil {
 		return 0
 	}
-	return c.SettleCost(cost)
+	return c.Charge.SettleCost(cost)
 }
 
-// held is what the reservation holds (0 without billing).
-func (c *charge) held() money.Micros {
+// Held is what the reservation holds (0 without billing).
+func (c *Charge) Held() money.Micros {
 	if c == nil {
 		return 0
 	}
-	return c.Held()
+	return c.Charge.Held()
 }
 
-func quota(msg string) *apierr.Error {
+// Quota is the 429 insufficient_quota of a request the balance or the
+// key's spend cap cannot cover.
+func Quota(msg string) *apierr.Error {
 	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeInsufficientQuota,
 		Code: apierr.CodeInsufficientQuota, Message: msg}
 }
@@ -381,50 +386,57 @@ func promptTokens(tok *tokenize.Tokenizer, body []byte) (int64, error) {
 	return int64(n), nil
 }
 
-// settle charges u (completed from counts when the vendor reported none)
+// Settle charges u (completed from counts when the vendor reported none)
 // and returns the cost; a nil charge (no billing) costs nothing.
-func (c *charge) settle(u *provider.Usage, completion func() int64, out *outcome) money.Micros {
-	return c.settleUsage(u, func() int64 {
-		n, _ := promptTokens(c.Tok, c.body)
-		return n
-	}, completion, out)
+func (c *Charge) Settle(u *provider.Usage, completion func() int64, out *Outcome) money.Micros {
+	return c.SettleUsage(u, func() int64 { return c.promptTokens() }, completion, out)
 }
 
-// settleUsage charges u at the model's token price; when the vendor
+// promptTokens is the gateway's count of the request's prompt.
+func (c *Charge) promptTokens() int64 {
+	if c.prompt != nil {
+		return c.prompt()
+	}
+	n, _ := promptTokens(c.Tok, c.body)
+	return n
+}
+
+// SettleUsage charges u at the model's token price; when the vendor
 // reported no usage, prompt and completion count it (and the record says
 // estimated). Absurd counts charge the reservation, never nothing.
-func (c *charge) settleUsage(u *provider.Usage, prompt, completion func() int64, out *outcome) money.Micros {
+func (c *Charge) SettleUsage(u *provider.Usage, prompt, completion func() int64, out *Outcome) money.Micros {
 	if c == nil {
 		return 0
 	}
 	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 		u.PromptTokens, u.CompletionTokens = prompt(), completion()
-		out.estimated = true
+		out.Estimated = true
 	}
 	if c.Free() {
 		return 0
 	}
-	cost, err := c.usageCost(u)
+	cost, err := c.UsageCost(u)
 	if err != nil {
 		cost = c.Held()
 	}
-	return c.settleCost(cost)
+	return c.Charge.SettleCost(cost)
 }
 
-// usageCost is what the vendor's usage u costs: its tokens at the prices
+// UsageCost is what the vendor's usage u costs: its tokens at the prices
 // of the tier the vendor ran the request at (audio tokens at the audio
 // prices), and the fees of the tool calls the answer showed.
-func (c *charge) usageCost(u *provider.Usage) (money.Micros, error) {
+func (c *Charge) UsageCost(u *provider.Usage) (money.Micros, error) {
 	if c.Free() {
 		return 0, nil
 	}
-	used := c.used
+	used := c.Used
 	if used.Tier == "" {
 		used.Tier = u.ServiceTier
 	}
+	used.Searches, used.SearchesCounted = u.WebSearches, u.WebSearchesCounted
 	price, fees := c.Price.Price, money.Micros(0)
-	if c.plan != nil {
-		price, fees = c.plan.Settle(used)
+	if c.Plan != nil {
+		price, fees = c.Plan.Settle(used)
 	} else if p, ok := c.Price.TierPrice(used.Tier); ok {
 		price = p
 	}
@@ -432,44 +444,49 @@ func (c *charge) usageCost(u *provider.Usage) (money.Micros, error) {
 		AudioPrompt: u.AudioPromptTokens, AudioCompletion: u.AudioCompletionTokens, Fees: fees}, c.Ratio)
 }
 
-// reservePrice is the token price a request is reserved at and the fees
+// ReservePrice is the token price a request is reserved at and the fees
 // it may run up: its plan's, else the model's default tier with none.
-func (c *charge) reservePrice() (billing.TokenPrice, money.Micros) {
-	if c.plan != nil {
-		return c.plan.Price, c.plan.Fees
+func (c *Charge) ReservePrice() (billing.TokenPrice, money.Micros) {
+	if c.Plan != nil {
+		return c.Plan.Price, c.Plan.Fees
 	}
 	return c.Price.Price, 0
 }
 
-// release gives the reservation back (the request used nothing billable).
-func (c *charge) release() {
+// Release gives the reservation back (the request used nothing billable).
+func (c *Charge) Release() {
 	if c != nil {
-		c.Release()
+		c.Charge.Release()
 	}
 }
 
-// delivered returns the record of a stream's delivered text, or nil
-// without billing.
-func (c *charge) delivered() *delivered {
+// Delivered returns the record of a stream's delivered text, or nil
+// without billing. text extracts a chunk's generated text (nil: a chat
+// chunk's deltas, AddText); a door whose chunks are another format (the
+// Anthropic pass-through's events, legacy completions) gives its own.
+func (c *Charge) Delivered(text func(s *tokenize.Stream, chunk []byte)) *Delivered {
 	if c == nil {
 		return nil
 	}
-	return &delivered{tok: c.Tok}
+	return &Delivered{tok: c.Tok, text: text}
 }
 
-// answerTokens counts the generated text of a complete chat response.
-func (c *charge) answerTokens(body []byte) func() int64 {
+// AnswerTokens counts the generated text of a complete chat response.
+func (c *Charge) AnswerTokens(body []byte) func() int64 {
 	return func() int64 {
+		if c == nil {
+			return 0
+		}
 		s := c.Tok.NewStream()
-		addText(s, body, "message")
+		AddText(s, body, "message")
 		return int64(s.Tokens())
 	}
 }
 
-// addText feeds the generated text of a chunk or a response to s: the
+// AddText feeds the generated text of a chunk or a response to s: the
 // content, reasoning_content, refusal and tool call arguments of every
 // choice's delta (chunks) or message (responses).
-func addText(s *tokenize.Stream, obj []byte, member string) {
+func AddText(s *tokenize.Stream, obj []byte, member string) {
 	if s == nil {
 		return
 	}
@@ -484,17 +501,17 @@ func addText(s *tokenize.Stream, obj []byte, member string) {
 		}
 		for _, k := range [...]string{"content", "reasoning_content", "refusal"} {
 			if v, ok := jsonx.Field(m, k); ok {
-				writeString(s, v)
+				WriteString(s, v)
 			}
 		}
 		if calls, ok := jsonx.Field(m, "tool_calls"); ok {
 			_ = jsonx.EachElement(calls, func(call []byte) bool {
 				if fn, ok := jsonx.Field(call, "function"); ok {
 					if v, ok := jsonx.Field(fn, "name"); ok {
-						writeString(s, v)
+						WriteString(s, v)
 					}
 					if v, ok := jsonx.Field(fn, "arguments"); ok {
-						writeString(s, v)
+						WriteString(s, v)
 					}
 				}
 				return true
@@ -504,8 +521,8 @@ func addText(s *tokenize.Stream, obj []byte, member string) {
 	})
 }
 
-// writeString writes the text of a JSON string value (nothing for other values).
-func writeString(s *tokenize.Stream, raw []byte) {
+// WriteString writes the text of a JSON string value (nothing for other values).
+func WriteString(s *tokenize.Stream, raw []byte) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return
 	}

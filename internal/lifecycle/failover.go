@@ -1,4 +1,4 @@
-package openai
+package lifecycle
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 	"github.com/modelgate/modelgate/internal/route"
 )
 
-// tries walks one request's candidates (a route.Plan) under the handler's
+// Tries walks one request's candidates (a route.Plan) under the core's
 // retry policy: it gives the deployment to try, records each try on the
 // request (reqinfo.Info.Attempts, which the usage record and the metrics
 // show), reports it to the provider's health, and decides whether another
 // may follow. Nothing here ever retries once a byte of the answer has gone
 // to the client: the handlers only try again on an error returned before
 // they wrote anything.
-type tries struct {
-	h     *Handler
+type Tries struct {
+	h     *Core
 	info  *reqinfo.Info
 	plan  route.Plan
 	start time.Time // of the try in flight
@@ -38,18 +38,18 @@ type tries struct {
 	firstChunk time.Duration
 }
 
-// newTries starts the walk over the deployments of model that can serve
+// NewTries starts the walk over the deployments of model that can serve
 // the endpoint (can: nil when every adapter can).
-func (h *Handler) newTries(info *reqinfo.Info, model string, can func(provider.Chatter) bool) tries {
-	return tries{h: h, info: info, plan: h.Router.Plan(model, can)}
+func (h *Core) NewTries(info *reqinfo.Info, model string, can func(provider.Chatter) bool) *Tries {
+	return &Tries{h: h, info: info, plan: h.Router.Plan(model, can)}
 }
 
-// next gives the deployment (and adapter of the key) to try now. Before a
+// Next gives the deployment (and adapter of the key) to try now. Before a
 // try other than the first it waits the backoff, unless the deadline would
 // pass or the client leaves first. Its error is the one to answer with:
 // the last try's own when the walk ends there, or 503 when nothing can
 // serve (see unavailable).
-func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error) {
+func (t *Tries) Next(r *http.Request) (route.Deployment, provider.Chatter, error) {
 	n := len(t.info.Attempts)
 	pol := t.h.Retry.WithDefaults()
 	if n > 0 {
@@ -58,7 +58,7 @@ func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error
 		}
 		if t.wait {
 			wait := pol.Delay(n + 1)
-			if t.h.now().Add(wait).Sub(t.info.Start) > pol.Deadline {
+			if t.h.Clock().Add(wait).Sub(t.info.Start) > pol.Deadline {
 				return route.Deployment{}, nil, t.final()
 			}
 			if err := sleep(r, wait); err != nil {
@@ -77,15 +77,15 @@ func (t *tries) next(r *http.Request) (route.Deployment, provider.Chatter, error
 		return d, nil, t.final()
 	}
 	t.info.Provider, t.info.Upstream = d.Provider, d.Upstream
-	t.start = t.h.now()
+	t.start = t.h.Clock()
 	return d, ch, nil
 }
 
-// call prepares the call of the try next gave: h.callUpstream, bounded by
+// Call prepares the call of the try next gave: h.CallUpstream, bounded by
 // the deadline of the request's tries (a free model's, unbilled, only by
 // its provider's timeouts).
-func (t *tries) call(r *http.Request, c *charge) *upstream {
-	u := t.h.callUpstream(r, c)
+func (t *Tries) Call(r *http.Request, c *Charge) *Upstream {
+	u := t.h.CallUpstream(r, c)
 	if u != nil {
 		u.sent.Until = t.until
 	}
@@ -107,14 +107,25 @@ func sleep(r *http.Request, d time.Duration) error {
 	}
 }
 
+// Has reports whether the plan has a deployment that can serve the
+// endpoint.
+func (t *Tries) Has() bool { return t.plan.Has() }
+
+// Release gives back what the plan holds (see route.Plan.Release).
+func (t *Tries) Release() { t.plan.Release() }
+
+// Only keeps to the deployments whose adapter keep accepts (see
+// route.Plan.Only).
+func (t *Tries) Only(keep func(provider.Chatter) bool) { t.plan.Only(keep) }
+
 // retryable reports whether the last try's failure lets another follow.
-func (t *tries) retryable() bool { return provider.Retryable(t.lastF, t.lastS) }
+func (t *Tries) retryable() bool { return provider.Retryable(t.lastF, t.lastS) }
 
 // final is the error a walk that tried something ends with: the last
 // try's own when it may not be retried (the client's fault, a broken
 // answer, a client gone) or when there was only the one try; else, the
 // candidates having failed in turn, 503 with Retry-After.
-func (t *tries) final() error {
+func (t *Tries) final() error {
 	if !t.retryable() || len(t.info.Attempts) == 1 && t.plan.Candidates() == 1 {
 		return t.last
 	}
@@ -124,7 +135,7 @@ func (t *tries) final() error {
 // unavailable is the 503 of a request nothing can serve: every candidate
 // tried and failed, or all cooling down. Retry-After is the soonest one
 // returns.
-func (t *tries) unavailable() error {
+func (t *Tries) unavailable() error {
 	msg := fmt.Sprintf("No provider of the model '%s' can serve the request right now; retry later.", t.info.Model)
 	if n := len(t.info.Attempts); n > 0 {
 		msg = fmt.Sprintf("The model '%s' failed on %d attempt(s) across its providers; retry later.", t.info.Model, n)
@@ -137,11 +148,11 @@ func (t *tries) unavailable() error {
 	return e
 }
 
-// failed records the try in flight that ended with err, u its call (nil
+// Failed records the try in flight that ended with err, u its call (nil
 // without one). It reports whether another try may follow: the failure
 // is the provider's, nothing reached the client, and no byte of the
 // vendor's answer had arrived.
-func (t *tries) failed(err error, u *upstream) bool {
+func (t *Tries) Failed(err error, u *Upstream) bool {
 	f, status := provider.Classify(err)
 	if f == provider.Unreachable && u.answered() {
 		f = provider.Broken // it was answering: not "before the first byte"
@@ -157,27 +168,27 @@ func (t *tries) failed(err error, u *upstream) bool {
 	return t.retryable()
 }
 
-// answered records the try in flight as the one that answered.
-func (t *tries) answered() {
-	d := t.h.now().Sub(t.start)
+// Answered records the try in flight as the one that answered.
+func (t *Tries) Answered() {
+	d := t.h.Clock().Sub(t.start)
 	t.logEvent(t.plan.Report(provider.Answered, 0, d), nil)
 	t.add(http.StatusOK, nil)
 }
 
-// opened records the try in flight as the one that answered with a
+// Opened records the try in flight as the one that answered with a
 // stream, whose first chunk came; its provider's health hears of it when
 // the stream ends (streamEnded), so a vendor whose streams break off
 // counts toward its circuit.
-func (t *tries) opened() {
-	t.firstChunk = t.h.now().Sub(t.start)
+func (t *Tries) Opened() {
+	t.firstChunk = t.h.Clock().Sub(t.start)
 	t.streaming = true
 	t.add(http.StatusOK, nil)
 }
 
-// streamEnded reports how the stream of an opened try ended: upErr is the
+// StreamEnded reports how the stream of an opened try ended: upErr is the
 // upstream's error (nil: a clean end); a stream whose client had what it
 // needed, or left, is the provider's success whatever came after.
-func (t *tries) streamEnded(upErr error, done bool) {
+func (t *Tries) StreamEnded(upErr error, done bool) {
 	if t == nil || !t.streaming {
 		return
 	}
@@ -195,28 +206,28 @@ func (t *tries) streamEnded(upErr error, done bool) {
 }
 
 // logEvent logs what a try changed in its provider's health.
-func (t *tries) logEvent(e route.Event, err error) {
+func (t *Tries) logEvent(e route.Event, err error) {
 	p := t.info.Provider
 	switch {
 	case e.KeyOut:
-		t.h.log().Warn("the vendor refused an API key of the provider: it leaves rotation until the config is reloaded",
+		t.h.Logger().Warn("the vendor refused an API key of the provider: it leaves rotation until the config is reloaded",
 			"provider", p, "key", t.plan.Key(), "request_id", t.info.ID, "err", attemptError(err))
 	case e.KeysBack:
-		t.h.log().Error("the vendor refused every API key of the provider: counted as a failure, the keys stay in rotation",
+		t.h.Logger().Error("the vendor refused every API key of the provider: counted as a failure, the keys stay in rotation",
 			"provider", p, "request_id", t.info.ID, "err", attemptError(err))
 	}
 	if e.Opened {
-		t.h.log().Warn("circuit opened: the provider is skipped until its cooldown ends", "provider", p,
+		t.h.Logger().Warn("circuit opened: the provider is skipped until its cooldown ends", "provider", p,
 			"request_id", t.info.ID, "err", attemptError(err))
 	}
 	if e.Closed {
-		t.h.log().Info("circuit closed: the provider answered its probe", "provider", p)
+		t.h.Logger().Info("circuit closed: the provider answered its probe", "provider", p)
 	}
 }
 
-func (t *tries) add(status int, err error) {
+func (t *Tries) add(status int, err error) {
 	a := reqinfo.Attempt{Provider: t.info.Provider, Upstream: t.info.Upstream, Start: t.start,
-		Duration: t.h.now().Sub(t.start), Status: status}
+		Duration: t.h.Clock().Sub(t.start), Status: status}
 	if err != nil {
 		a.Error = attemptError(err)
 	}
@@ -237,28 +248,28 @@ func attemptError(err error) string {
 	return s
 }
 
-// each runs call on the walk's candidates in turn, from d, until one
+// Each runs call on the walk's candidates in turn, from d, until one
 // answers, for an endpoint whose charge c was made for d: the walk keeps
 // to deployments billed alike (route.Plan.SamePrice) and ends at a failed
 // try that owes something (the vendor may bill it, so the reservation is
 // its). It returns the call of the last try, to settle and end, and its
 // error; when the walk ended after a try that owes nothing, the call is
 // nil and the error the walk's (a 503 when every candidate failed).
-func (h *Handler) each(r *http.Request, t *tries, c *charge, d route.Deployment, ch provider.Chatter,
-	call func(u *upstream, d route.Deployment, ch provider.Chatter) error) (*upstream, route.Deployment, error) {
+func (h *Core) Each(r *http.Request, t *Tries, c *Charge, d route.Deployment, ch provider.Chatter,
+	call func(u *Upstream, d route.Deployment, ch provider.Chatter) error) (*Upstream, route.Deployment, error) {
 	t.plan.SamePrice(d)
 	for {
-		u := t.call(r, c)
+		u := t.Call(r, c)
 		err := call(u, d, ch)
 		if err == nil {
-			t.answered()
+			t.Answered()
 			return u, d, nil
 		}
-		if !t.failed(err, u) || u.owed(err, false) != owesNothing {
+		if !t.Failed(err, u) || u.Owed(err, false) != OwesNothing {
 			return u, d, err
 		}
-		u.end()
-		nd, nch, nerr := t.next(r)
+		u.End()
+		nd, nch, nerr := t.Next(r)
 		if nerr != nil {
 			return nil, d, nerr
 		}
@@ -266,27 +277,27 @@ func (h *Handler) each(r *http.Request, t *tries, c *charge, d route.Deployment,
 	}
 }
 
-// failover ends the failed try (err; u its call, ended here) and gives the
+// Failover ends the failed try (err; u its call, ended here) and gives the
 // next deployment to try, with what the failed try owes. When the walk
 // ends there, it settles what the try owes on c (count is the gateway's
 // count of the prompt) and returns the error to answer with.
-func (t *tries) failover(r *http.Request, err error, u *upstream, c *charge, count func() provider.Usage,
-	out *outcome) (route.Deployment, provider.Chatter, owes, error) {
-	owed := u.owed(err, false)
-	t.failed(err, u)
-	u.end()
-	d, ch, err := t.next(r)
+func (t *Tries) Failover(r *http.Request, err error, u *Upstream, c *Charge, count func() provider.Usage,
+	out *Outcome) (route.Deployment, provider.Chatter, Owes, error) {
+	owed := u.Owed(err, false)
+	t.Failed(err, u)
+	u.End()
+	d, ch, err := t.Next(r)
 	if err != nil {
-		c.settleOwed(owed, count, out)
+		c.SettleOwed(owed, count, out)
 	}
 	return d, ch, owed, err
 }
 
-// carry settles what a failed try owes before the request is admitted
+// Carry settles what a failed try owes before the request is admitted
 // again for another deployment: its cost is carried into the request's
-// (outcome.carried), and the outcome is clear for the next try.
-func (c *charge) carry(o owes, count func() provider.Usage, out *outcome) {
-	c.settleOwed(o, count, out)
-	out.carried += out.cost
-	out.cost, out.usage, out.estimated = 0, provider.Usage{}, false
+// (outcome.Carried), and the outcome is clear for the next try.
+func (c *Charge) Carry(o Owes, count func() provider.Usage, out *Outcome) {
+	c.SettleOwed(o, count, out)
+	out.Carried += out.Cost
+	out.Cost, out.Usage, out.Estimated = 0, provider.Usage{}, false
 }
