@@ -326,7 +326,7 @@ func appendNonEmpty(attrs []attribute.KeyValue, k attribute.Key, v string) []att
 // is no model call (listing models, fetching a stored answer or file).
 func operation(endpoint string) string {
 	switch endpoint {
-	case "chat.completions", "responses":
+	case "chat.completions", "responses", "messages":
 		return "chat"
 	case "completions":
 		return "text_completion"

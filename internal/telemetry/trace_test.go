@@ -614,3 +614,14 @@ func TestTracerSampleRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestOperation(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"chat.completions": "chat", "responses": "chat", "messages": "chat", "completions": "text_completion",
+		"embeddings": "embeddings", "images.generations": "generate_content", "models.list": "", "messages.count_tokens": "",
+	} {
+		if got := operation(endpoint); got != want {
+			t.Errorf("operation(%q) = %q, want %q", endpoint, got, want)
+		}
+	}
+}
