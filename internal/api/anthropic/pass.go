@@ -111,6 +111,13 @@ type events struct{ provider.MessagesStream }
 
 func (e events) Chunk() []byte { return e.Event() }
 
+// Buffered tells the relay the next event is already here, so it flushes
+// once after a burst rather than after every event (provider.Buffered).
+func (e events) Buffered() bool {
+	b, ok := e.MessagesStream.(provider.Buffered)
+	return ok && b.Buffered()
+}
+
 // promptCounter counts a Messages request's prompt with the model's
 // tokenizer, through its chat translation (what the gateway counts a chat
 // prompt by), for the reservation when the cheap bound does not fit and

@@ -355,3 +355,7 @@ func BenchmarkMessagesRelay(b *testing.B) {
 		_ = s.Close()
 	}
 }
+
+// The door's relay batches flushes only for streams that tell whether the
+// next event is already read.
+var _ provider.Buffered = (*messagesStream)(nil)
