@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
-
 	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/lifecycle"
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -32,7 +30,7 @@ func answerTokens(c *lifecycle.Charge, body []byte) func() int64 {
 func blockText(s *tokenize.Stream, block []byte) {
 	for _, k := range [...]string{"text", "thinking"} {
 		if v, ok := jsonx.Field(block, k); ok {
-			writeString(s, v)
+			lifecycle.WriteString(s, v)
 		}
 	}
 	if v, ok := jsonx.Field(block, "input"); ok && len(v) > 0 && v[0] == '{' {
@@ -53,7 +51,7 @@ func eventText(s *tokenize.Stream, ev []byte) {
 	}
 	for _, k := range [...]string{"text", "thinking", "partial_json"} {
 		if v, ok := jsonx.Field(d, k); ok {
-			writeString(s, v)
+			lifecycle.WriteString(s, v)
 		}
 	}
 }
@@ -82,23 +80,4 @@ func eventData(ev []byte) []byte {
 		ev = rest
 	}
 	return nil
-}
-
-// writeString writes the text of a JSON string value to s (nothing for
-// other values); escapes are decoded.
-func writeString(s *tokenize.Stream, raw []byte) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return
-	}
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			var str string
-			if json.Unmarshal(raw, &str) == nil {
-				s.Write([]byte(str))
-			}
-			return
-		}
-	}
-	s.Write(inner)
 }
