@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/sse"
@@ -31,8 +32,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		var e errorBody
-		if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		if e, ok := errorIn(b); ok {
 			return nil, eventError(c.name, c.secrets, e)
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
@@ -64,7 +64,7 @@ type stream struct {
 	thinking  map[int]string // open thinking block index → its signature so far
 	tools     int
 	jsonMode  bool // the json_schema tool was used
-	usage     usage
+	usage     anthropicwire.Usage
 	thought   reasoningCount
 	hasUsage  bool
 	finished  bool // a stop_reason was seen
@@ -116,7 +116,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 			return nil, false, provider.BadResponse(s.name, errors.New("message_start without message"))
 		}
 		s.id, s.created = "chatcmpl-"+e.Message.ID, s.now().Unix()
-		s.usage.merge(&e.Message.Usage)
+		s.usage = e.Message.Usage
 		s.hasUsage = true
 		return s.delta(oaiwire.Delta{Role: "assistant", Content: oaiwire.Ptr("")}), false, nil
 	case "content_block_start":
@@ -182,7 +182,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 			return s.delta(oaiwire.Delta{ThinkingBlocks: []oaiwire.ThinkingBlock{{Type: "thinking", Signature: sig}}}), false, nil
 		}
 	case "message_delta":
-		s.usage.merge(e.Usage)
+		s.usage.Merge(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.finished = true
 			r := finishReason(e.Delta.StopReason, s.jsonMode && s.tools == 0)
@@ -194,9 +194,19 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		s.finished = true
 		return nil, true, nil
 	case "error":
-		return nil, false, eventError(s.name, s.secrets, errorBody{Type: e.Type, Error: e.Error})
+		return nil, false, eventError(s.name, s.secrets, errorEvent(e.Error))
 	}
 	return nil, false, nil // ping, other blocks' content_block_stop, unknown events
+}
+
+// errorEvent is a stream's error event with its error member d (nil:
+// none, which maps to an empty detail).
+func errorEvent(d *anthropicwire.ErrorDetail) anthropicwire.ErrorBody {
+	e := anthropicwire.ErrorBody{Type: anthropicwire.EventError}
+	if d != nil {
+		e.Error = *d
+	}
+	return e
 }
 
 func (s *stream) delta(d oaiwire.Delta) *oaiwire.Chunk {

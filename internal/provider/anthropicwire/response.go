@@ -99,7 +99,8 @@ type ResponseBlock struct {
 	Raw json.RawMessage
 }
 
-// blockFields is ResponseBlock's decoding shape.
+// blockFields is ResponseBlock's decoding shape: the same fields (so a
+// *ResponseBlock converts to it, and decoding needs no copy), with tags.
 type blockFields struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
@@ -110,23 +111,24 @@ type blockFields struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	Raw       json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON decodes a block; see ResponseBlock for what is kept.
+// UnmarshalJSON decodes a block; see ResponseBlock for what is kept. It
+// decodes into b itself, which a stream's content_block_start already
+// allocated.
 func (b *ResponseBlock) UnmarshalJSON(data []byte) error {
-	var f blockFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	*b = ResponseBlock{}
+	if err := json.Unmarshal(data, (*blockFields)(b)); err != nil {
 		return fmt.Errorf("content block: %w", err)
 	}
-	switch f.Type {
+	switch b.Type {
 	case BlockText, BlockThinking, BlockRedactedThinking, BlockToolUse:
-		if bytes.Equal(f.Citations, []byte("null")) {
-			f.Citations = nil
+		if bytes.Equal(b.Citations, []byte("null")) {
+			b.Citations = nil
 		}
-		*b = ResponseBlock{Type: f.Type, Text: f.Text, Citations: f.Citations, Thinking: f.Thinking,
-			Signature: f.Signature, Data: f.Data, ID: f.ID, Name: f.Name, Input: f.Input}
 	default:
-		*b = ResponseBlock{Type: f.Type, Raw: append(json.RawMessage(nil), data...)}
+		*b = ResponseBlock{Type: b.Type, Raw: append(json.RawMessage(nil), data...)}
 	}
 	return nil
 }
@@ -256,6 +258,31 @@ type CacheCreation struct {
 // OutputTokensDetails breaks output_tokens down by category.
 type OutputTokensDetails struct {
 	ThinkingTokens int64 `json:"thinking_tokens"`
+	// noCount is set when decoded details lacked thinking_tokens (or had
+	// it null): see HasThinkingTokens.
+	noCount bool
+}
+
+// HasThinkingTokens reports whether d carries a thinking count: false for
+// nil details and for decoded ones whose thinking_tokens was absent or
+// null (an answer that reports no count, which is not a count of 0), true
+// for details built in code.
+func (d *OutputTokensDetails) HasThinkingTokens() bool { return d != nil && !d.noCount }
+
+// UnmarshalJSON decodes the details, noting whether thinking_tokens was
+// there (HasThinkingTokens).
+func (d *OutputTokensDetails) UnmarshalJSON(b []byte) error {
+	var f struct {
+		ThinkingTokens *int64 `json:"thinking_tokens"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("output_tokens_details: %w", err)
+	}
+	*d = OutputTokensDetails{noCount: f.ThinkingTokens == nil}
+	if f.ThinkingTokens != nil {
+		d.ThinkingTokens = *f.ThinkingTokens
+	}
+	return nil
 }
 
 // ServerToolUse counts the server tools' requests (billed apart).
@@ -295,7 +322,8 @@ func (d *DeltaUsage) AppendJSON(dst []byte) []byte {
 }
 
 // Merge applies a message_delta's usage to u (message_start's): every
-// count d reports replaces u's, since the stream's counts are cumulative.
+// count d reports replaces u's, since the stream's counts are cumulative
+// (output_tokens_details only when it has a thinking count).
 func (u *Usage) Merge(d *DeltaUsage) {
 	if d == nil {
 		return
@@ -310,7 +338,7 @@ func (u *Usage) Merge(d *DeltaUsage) {
 	if d.CacheReadInputTokens != nil {
 		u.CacheReadInputTokens = *d.CacheReadInputTokens
 	}
-	if d.OutputTokensDetails != nil {
+	if d.OutputTokensDetails.HasThinkingTokens() {
 		u.OutputTokensDetails = d.OutputTokensDetails
 	}
 	if d.ServerToolUse != nil {

@@ -162,3 +162,46 @@ func TestAppendString(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingTokensReported checks that decoded details tell a reported
+// thinking count (even 0) from details without one, and that Merge keeps
+// message_start's count over a delta's details without one.
+func TestThinkingTokensReported(t *testing.T) {
+	cases := []struct {
+		usage string
+		has   bool
+		n     int64
+	}{
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":3}}`, true, 3},
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":0}}`, true, 0},
+		{`{"output_tokens":5,"output_tokens_details":{}}`, false, 0},
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":null}}`, false, 0},
+		{`{"output_tokens":5,"output_tokens_details":null}`, false, 0},
+		{`{"output_tokens":5}`, false, 0},
+	}
+	for _, tc := range cases {
+		var u Usage
+		if err := json.Unmarshal([]byte(tc.usage), &u); err != nil {
+			t.Fatal(err)
+		}
+		if got := u.OutputTokensDetails.HasThinkingTokens(); got != tc.has || got && u.OutputTokensDetails.ThinkingTokens != tc.n {
+			t.Errorf("%s: HasThinkingTokens %v (%+v), want %v %d", tc.usage, got, u.OutputTokensDetails, tc.has, tc.n)
+		}
+		var d DeltaUsage
+		if err := json.Unmarshal([]byte(tc.usage), &d); err != nil {
+			t.Fatal(err)
+		}
+		start := Usage{OutputTokens: 1, OutputTokensDetails: &OutputTokensDetails{ThinkingTokens: 1}}
+		start.Merge(&d)
+		want := int64(1)
+		if tc.has {
+			want = tc.n
+		}
+		if start.OutputTokensDetails.ThinkingTokens != want || start.OutputTokens != 5 {
+			t.Errorf("%s: merged %+v, want thinking %d", tc.usage, start, want)
+		}
+	}
+	if !(&OutputTokensDetails{}).HasThinkingTokens() {
+		t.Error("details built in code have a count")
+	}
+}
