@@ -71,6 +71,12 @@ type stream struct {
 	usageSent bool
 	chunk     []byte
 	err       error
+
+	// ev is the current event, decoded into scratchDelta and
+	// scratchBlock (see decode).
+	ev           anthropicwire.StreamEvent
+	scratchDelta anthropicwire.Delta
+	scratchBlock anthropicwire.ResponseBlock
 }
 
 var (
@@ -88,12 +94,12 @@ func (s *stream) Next() bool {
 		if err != nil {
 			return s.fail(err)
 		}
-		var e streamEvent
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
+		e := s.decode()
+		if err := json.Unmarshal(ev.Data, e); err != nil {
 			s.err = provider.BadResponse(s.name, fmt.Errorf("stream event %q: %w", ev.Type, err))
 			return false
 		}
-		ch, done, err := s.translate(&e)
+		ch, done, err := s.translate(e)
 		if err != nil {
 			s.err = err
 			return false
@@ -107,9 +113,21 @@ func (s *stream) Next() bool {
 	}
 }
 
+// decode readies the stream's event for decoding the next one into. The
+// delta and the content block, one of which most events have, are decoded
+// into the stream's own (zeroed) rather than new ones: an absent member
+// then reads as a zero one, which translate treats alike (a delta or block
+// of no known type is skipped). The message, usage and error stay nil
+// when absent, as translate tells those apart.
+func (s *stream) decode() *anthropicwire.StreamEvent {
+	s.scratchDelta, s.scratchBlock = anthropicwire.Delta{}, anthropicwire.ResponseBlock{}
+	s.ev = anthropicwire.StreamEvent{Delta: &s.scratchDelta, ContentBlock: &s.scratchBlock}
+	return &s.ev
+}
+
 // translate turns one event into a chunk (nil for none); done is set by
 // message_stop.
-func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
+func (s *stream) translate(e *anthropicwire.StreamEvent) (*oaiwire.Chunk, bool, error) {
 	switch e.Type {
 	case "message_start":
 		if e.Message == nil {
@@ -185,7 +203,7 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		s.usage.Merge(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.finished = true
-			r := finishReason(e.Delta.StopReason, s.jsonMode && s.tools == 0)
+			r := finishReason(string(e.Delta.StopReason), s.jsonMode && s.tools == 0)
 			ch := s.delta(oaiwire.Delta{})
 			ch.Choices[0].FinishReason = &r
 			return ch, false, nil

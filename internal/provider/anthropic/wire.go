@@ -1,10 +1,6 @@
 package anthropic
 
-import (
-	"encoding/json"
-
-	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
-)
+import "encoding/json"
 
 // Anthropic Messages API wire types: only the members the gateway sends or
 // reads. Requests are checked against anthropic-sdk-go's MessageNewParams
@@ -90,22 +86,4 @@ type toolChoice struct {
 type thinking struct {
 	Type         string `json:"type"` // enabled
 	BudgetTokens int64  `json:"budget_tokens"`
-}
-
-// streamEvent is any SSE event's data.
-type streamEvent struct {
-	Type         string                       `json:"type"`
-	Message      *anthropicwire.Response      `json:"message"`
-	Index        int                          `json:"index"`
-	ContentBlock *anthropicwire.ResponseBlock `json:"content_block"`
-	Delta        *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		Signature   string `json:"signature"`
-		StopReason  string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage *anthropicwire.DeltaUsage  `json:"usage"`
-	Error *anthropicwire.ErrorDetail `json:"error"`
 }

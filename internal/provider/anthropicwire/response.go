@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Response is a Message object: the answer of POST /v1/messages, and the
@@ -358,10 +359,15 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 	return AppendString(nil, string(s)), nil
 }
 
-// UnmarshalJSON reads null as "".
+// UnmarshalJSON reads null as "". A string without escapes (every stop
+// reason) is read without the decoder: one allocation, the string.
 func (s *NullString) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		*s = ""
+		return nil
+	}
+	if v, ok := plainString(b); ok {
+		*s = NullString(v)
 		return nil
 	}
 	var v string
@@ -370,6 +376,22 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 	}
 	*s = NullString(v)
 	return nil
+}
+
+// plainString is the contents of b when b is a JSON string that needs no
+// unescaping: quoted, valid UTF-8, without a backslash, quote or control
+// character inside.
+func plainString(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return nil, false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return in, utf8.Valid(in)
 }
 
 // appendNull appends s as a JSON string, or null when empty.

@@ -205,3 +205,27 @@ func TestThinkingTokensReported(t *testing.T) {
 		t.Error("details built in code have a count")
 	}
 }
+
+// TestNullStringDecodes checks NullString reads what encoding/json reads
+// for a string, on its fast path and off it.
+func TestNullStringDecodes(t *testing.T) {
+	for _, in := range []string{`null`, `"end_turn"`, `""`, `"a\"b"`, `"tab\there"`, `"\u00e9t\u00e9"`, `"été"`, "\"bad \xff utf8\"", `"\u2028"`} {
+		var got NullString
+		if err := json.Unmarshal([]byte(in), &got); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var want string
+		if in != "null" {
+			if err := json.Unmarshal([]byte(in), &want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%s: got %q, want %q", in, got, want)
+		}
+	}
+	var s NullString
+	if err := s.UnmarshalJSON([]byte(`"a` + "\x01" + `"`)); err == nil {
+		t.Errorf("a control character was accepted: %q", s)
+	}
+}
