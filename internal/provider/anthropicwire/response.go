@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/jsonx"
 )
 
 // Response is a Message object: the answer of POST /v1/messages, and the
@@ -302,6 +304,44 @@ type DeltaUsage struct {
 	OutputTokens             int64                `json:"output_tokens"`
 	OutputTokensDetails      *OutputTokensDetails `json:"output_tokens_details,omitempty"`
 	ServerToolUse            *ServerToolUse       `json:"server_tool_use,omitempty"`
+	// noOutput is set when decoded usage lacked output_tokens (or had it
+	// null): Merge then keeps the earlier count.
+	noOutput bool
+}
+
+// UnmarshalJSON decodes the usage, noting whether output_tokens was there
+// (Anthropic always sends it; a usage without it is not a count of 0). It
+// walks the members itself, as it runs once per stream: b must be valid
+// JSON, as encoding/json passes it.
+func (d *DeltaUsage) UnmarshalJSON(b []byte) error {
+	*d = DeltaUsage{noOutput: true}
+	var err error
+	if e := jsonx.Each(b, func(k, v []byte) bool {
+		switch string(k) {
+		case "output_tokens":
+			if !isNull(v) {
+				d.OutputTokens, err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+				d.noOutput = err != nil
+			}
+		case "input_tokens":
+			err = decodeInt(v, &d.InputTokens, "usage.input_tokens")
+		case "cache_creation_input_tokens":
+			err = decodeInt(v, &d.CacheCreationInputTokens, "usage.cache_creation_input_tokens")
+		case "cache_read_input_tokens":
+			err = decodeInt(v, &d.CacheReadInputTokens, "usage.cache_read_input_tokens")
+		case "output_tokens_details":
+			err = decodeSmall(v, &d.OutputTokensDetails, "usage.output_tokens_details")
+		case "server_tool_use":
+			err = decodeSmall(v, &d.ServerToolUse, "usage.server_tool_use")
+		}
+		return err == nil
+	}); e != nil {
+		return fmt.Errorf("anthropicwire: usage: %w", e)
+	}
+	if err != nil {
+		return fmt.Errorf("anthropicwire: usage: %w", err)
+	}
+	return nil
 }
 
 // AppendJSON appends the usage's JSON to dst, output_tokens first.
@@ -324,12 +364,15 @@ func (d *DeltaUsage) AppendJSON(dst []byte) []byte {
 
 // Merge applies a message_delta's usage to u (message_start's): every
 // count d reports replaces u's, since the stream's counts are cumulative
-// (output_tokens_details only when it has a thinking count).
+// (output_tokens only when a decoded d had it; output_tokens_details only
+// when it has a thinking count).
 func (u *Usage) Merge(d *DeltaUsage) {
 	if d == nil {
 		return
 	}
-	u.OutputTokens = d.OutputTokens
+	if !d.noOutput {
+		u.OutputTokens = d.OutputTokens
+	}
 	if d.InputTokens != nil {
 		u.InputTokens = *d.InputTokens
 	}

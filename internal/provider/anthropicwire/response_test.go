@@ -229,3 +229,33 @@ func TestNullStringDecodes(t *testing.T) {
 		t.Errorf("a control character was accepted: %q", s)
 	}
 }
+
+// TestDeltaUsageWithoutOutput checks Merge keeps the earlier output count
+// when a decoded message_delta usage lacks output_tokens, and takes any
+// count it has, 0 included.
+func TestDeltaUsageWithoutOutput(t *testing.T) {
+	for _, tc := range []struct {
+		usage string
+		want  int64
+	}{
+		{`{"output_tokens":9}`, 9},
+		{`{"output_tokens":0}`, 0},
+		{`{"input_tokens":4}`, 1},
+		{`{"output_tokens":null}`, 1},
+	} {
+		var d DeltaUsage
+		if err := json.Unmarshal([]byte(tc.usage), &d); err != nil {
+			t.Fatal(err)
+		}
+		u := Usage{OutputTokens: 1}
+		u.Merge(&d)
+		if u.OutputTokens != tc.want {
+			t.Errorf("%s: output %d, want %d", tc.usage, u.OutputTokens, tc.want)
+		}
+	}
+	u := Usage{OutputTokens: 1}
+	u.Merge(&DeltaUsage{})
+	if u.OutputTokens != 0 {
+		t.Errorf("a DeltaUsage built in code always has its output count: %d", u.OutputTokens)
+	}
+}
