@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
@@ -94,6 +95,9 @@ func (s *stream) Next() bool {
 		if err != nil {
 			return s.fail(err)
 		}
+		if ev.Type == anthropicwire.EventContentBlockStart && serverBlock(ev.Data) {
+			continue
+		}
 		e := s.decode()
 		if err := json.Unmarshal(ev.Data, e); err != nil {
 			s.err = provider.BadResponse(s.name, fmt.Errorf("stream event %q: %w", ev.Type, err))
@@ -117,12 +121,39 @@ func (s *stream) Next() bool {
 // delta and the content block, one of which most events have, are decoded
 // into the stream's own (zeroed) rather than new ones: an absent member
 // then reads as a zero one, which translate treats alike (a delta or block
-// of no known type is skipped). The message, usage and error stay nil
-// when absent, as translate tells those apart.
+// of no known type is skipped). A citation keeps its storage from event to
+// event. The message, usage and error stay nil when absent, as
+// translate tells those apart.
 func (s *stream) decode() *anthropicwire.StreamEvent {
-	s.scratchDelta, s.scratchBlock = anthropicwire.Delta{}, anthropicwire.ResponseBlock{}
+	s.scratchDelta = anthropicwire.Delta{Citation: s.scratchDelta.Citation[:0]}
+	s.scratchBlock = anthropicwire.ResponseBlock{}
 	s.ev = anthropicwire.StreamEvent{Delta: &s.scratchDelta, ContentBlock: &s.scratchBlock}
 	return &s.ev
+}
+
+// serverBlock reports whether data is a content_block_start whose block
+// the translation does not deliver (a server tool's call or result, or a
+// type yet unknown): one that translate would skip, so it is not decoded
+// (anthropicwire keeps such a block whole, and a web search's results
+// run to kilobytes). Data that is not valid JSON is left to the decoder
+// to report.
+func serverBlock(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	if t, _ := jsonx.Field(data, "type"); string(t) != `"`+anthropicwire.EventContentBlockStart+`"` {
+		return false
+	}
+	b, _ := jsonx.Field(data, "content_block")
+	if jsonx.Kind(b) != "object" {
+		return false
+	}
+	t, _ := jsonx.Field(b, "type")
+	switch string(t) {
+	case `"text"`, `"thinking"`, `"redacted_thinking"`, `"tool_use"`:
+		return false
+	}
+	return true
 }
 
 // translate turns one event into a chunk (nil for none); done is set by

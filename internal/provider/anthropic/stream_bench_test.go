@@ -3,8 +3,10 @@ package anthropic
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/provider"
@@ -55,3 +57,34 @@ func BenchmarkChatStreamThinking(b *testing.B) {
 	}
 	benchChatStream(b, sse)
 }
+
+// benchSearchSSE is a web search answer: the server tool call, its result
+// block (a few KB of encrypted content), then cited text.
+func benchSearchSSE() []byte {
+	var b bytes.Buffer
+	ev := func(data string) {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(data), &head)
+		b.WriteString("event: " + head.Type + "\ndata: " + data + "\n\n")
+	}
+	ev(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}`)
+	ev(`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`)
+	ev(`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"go release\"}"}}`)
+	ev(`{"type":"content_block_stop","index":0}`)
+	ev(`{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[` +
+		`{"type":"web_search_result","url":"https://go.dev/doc/devel/release","title":"Release History","encrypted_content":"` +
+		strings.Repeat("EqgfCioIARgB", 400) + `","page_age":"April 1, 2026"}]}}`)
+	ev(`{"type":"content_block_stop","index":1}`)
+	ev(`{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`)
+	for range 10 {
+		ev(`{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://go.dev/doc/devel/release","title":"Release History","encrypted_index":"Eo8BCi","cited_text":"go1.26"}}}`)
+		ev(`{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Go 1.26 is out. "}}`)
+	}
+	ev(`{"type":"content_block_stop","index":2}`)
+	ev(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":50,"server_tool_use":{"web_search_requests":1}}}`)
+	ev(`{"type":"message_stop"}`)
+	return b.Bytes()
+}
+
+// BenchmarkChatStreamSearch is a web search answer with citations.
+func BenchmarkChatStreamSearch(b *testing.B) { benchChatStream(b, benchSearchSSE()) }

@@ -82,3 +82,29 @@ func TestStreamMissingMembers(t *testing.T) {
 		t.Errorf("usage %+v %v", u, ok)
 	}
 }
+
+// TestServerBlock checks which content_block_start events go undecoded:
+// only valid ones whose block the translation skips anyway.
+func TestServerBlock(t *testing.T) {
+	cases := []struct {
+		data string
+		want bool
+	}{
+		{`{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"s","content":[]}}`, true},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s","name":"web_search","input":{}}}`, true},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"future_block"}}`, true},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, false},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`, false},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"x"}}`, false},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`, false},
+		{`{"type":"content_block_start","index":0,"content_block":null}`, false},
+		{`{"type":"content_block_start","index":0}`, false},
+		{`{"type":"content_block_delta","index":0,"content_block":{"type":"server_tool_use"}}`, false},
+		{`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use"}`, false}, // not JSON: the decoder reports it
+	}
+	for _, tc := range cases {
+		if got := serverBlock([]byte(tc.data)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.data, got, tc.want)
+		}
+	}
+}
