@@ -15,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/openaicompat"
 	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -197,20 +199,19 @@ var errorTypeStatus = map[string]int{
 	"overloaded_error":      http.StatusServiceUnavailable,
 }
 
-// errorBody is Anthropic's error envelope.
-type errorBody struct {
-	Type  string `json:"type"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+// errorIn decodes b as Anthropic's error envelope; ok reports whether b
+// is one: valid JSON with an error member that is not null.
+func errorIn(b []byte) (e anthropicwire.ErrorBody, ok bool) {
+	if json.Unmarshal(b, &e) != nil {
+		return e, false
+	}
+	v, found := jsonx.Field(b, "error")
+	return e, found && !jsonx.IsNull(v)
 }
 
-func (e errorBody) vendor() provider.VendorError {
-	if e.Error == nil {
-		return provider.VendorError{}
-	}
-	v := provider.VendorError{Message: e.Error.Message, Type: e.Error.Type, Code: e.Error.Type}
+// vendorError is an error body's detail as a provider.VendorError.
+func vendorError(d anthropicwire.ErrorDetail) provider.VendorError {
+	v := provider.VendorError{Message: d.Message, Type: d.Type, Code: d.Type}
 	if v.Code == "invalid_request_error" || v.Code == "request_too_large" {
 		v.Code = "" // FromStatus then uses the gateway's invalid_request_error code
 	}
@@ -220,10 +221,9 @@ func (e errorBody) vendor() provider.VendorError {
 // statusError maps a non-2xx answer; 529 (overloaded) is a 503. The
 // vendor's message is redacted of secrets.
 func statusError(name string, secrets *redact.Redactor, status int, h http.Header, b []byte) error {
-	var e errorBody
 	v := provider.VendorError{Message: strings.TrimSpace(string(b))}
-	if json.Unmarshal(b, &e) == nil && e.Error != nil {
-		v = e.vendor()
+	if e, ok := errorIn(b); ok {
+		v = vendorError(e.Error)
 	}
 	if status == 529 {
 		status = http.StatusServiceUnavailable
@@ -233,12 +233,10 @@ func statusError(name string, secrets *redact.Redactor, status int, h http.Heade
 
 // eventError maps an error event inside a stream (or a 200 error body),
 // its message redacted of secrets.
-func eventError(name string, secrets *redact.Redactor, e errorBody) error {
+func eventError(name string, secrets *redact.Redactor, e anthropicwire.ErrorBody) error {
 	status := http.StatusBadGateway
-	if e.Error != nil {
-		if s, ok := errorTypeStatus[e.Error.Type]; ok {
-			status = s
-		}
+	if s, ok := errorTypeStatus[e.Error.Type]; ok {
+		status = s
 	}
-	return provider.FromStatus(name, status, nil, e.vendor().Redact(secrets))
+	return provider.FromStatus(name, status, nil, vendorError(e.Error).Redact(secrets))
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 )
 
@@ -12,19 +13,19 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 
 // contentBlocks translates message i's content. Empty text is dropped, as
 // Anthropic rejects empty text blocks.
-func contentBlocks(i int, c oaiwire.Content) ([]block, error) {
+func contentBlocks(i int, c oaiwire.Content) ([]anthropicwire.Block, error) {
 	if c.Text != nil {
 		if *c.Text == "" {
 			return nil, nil
 		}
-		return []block{{Type: "text", Text: *c.Text}}, nil
+		return []anthropicwire.Block{{Type: "text", Text: *c.Text}}, nil
 	}
-	var out []block
+	var out []anthropicwire.Block
 	for j, p := range c.Parts {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				out = append(out, block{Type: "text", Text: p.Text})
+				out = append(out, anthropicwire.Block{Type: "text", Text: p.Text})
 			}
 		case "refusal":
 			// An earlier refusal the client echoes back; Anthropic has no
@@ -46,24 +47,24 @@ func contentBlocks(i int, c oaiwire.Content) ([]block, error) {
 
 // imageBlock translates an image_url part: a data: URL becomes a base64
 // source, an http(s) URL a url source.
-func imageBlock(i, j int, u *oaiwire.ImageURL) (block, error) {
+func imageBlock(i, j int, u *oaiwire.ImageURL) (anthropicwire.Block, error) {
 	if u == nil || u.URL == "" {
-		return block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url is required.", i, j)
+		return anthropicwire.Block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url is required.", i, j)
 	}
 	switch {
 	case strings.HasPrefix(u.URL, "http://") || strings.HasPrefix(u.URL, "https://"):
-		return block{Type: "image", Source: &imageSource{Type: "url", URL: u.URL}}, nil
+		return anthropicwire.Block{Type: "image", Source: &anthropicwire.Source{Type: "url", URL: u.URL}}, nil
 	case strings.HasPrefix(u.URL, "data:"):
 		meta, data, ok := strings.Cut(strings.TrimPrefix(u.URL, "data:"), ",")
 		mt, enc, _ := strings.Cut(meta, ";")
 		mt = strings.ToLower(mt)
 		if !ok || enc != "base64" {
-			return block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url: a data URL must be base64 encoded.", i, j)
+			return anthropicwire.Block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url: a data URL must be base64 encoded.", i, j)
 		}
 		if !imageTypes[mt] {
-			return block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url: image type %q is not supported by this model's provider (use image/jpeg, image/png, image/gif or image/webp).", i, j, mt)
+			return anthropicwire.Block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url: image type %q is not supported by this model's provider (use image/jpeg, image/png, image/gif or image/webp).", i, j, mt)
 		}
-		return block{Type: "image", Source: &imageSource{Type: "base64", MediaType: mt, Data: data}}, nil
+		return anthropicwire.Block{Type: "image", Source: &anthropicwire.Source{Type: "base64", MediaType: mt, Data: data}}, nil
 	}
-	return block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url must be an http(s) or data URL.", i, j)
+	return anthropicwire.Block{}, apierr.Invalid("messages", "messages[%d].content[%d].image_url.url must be an http(s) or data URL.", i, j)
 }

@@ -51,7 +51,7 @@ func (c *Client) Messages(ctx context.Context, req *provider.MessagesRequest) (*
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
 	if m.Type == "error" {
-		var e errorBody
+		var e anthropicwire.ErrorBody
 		_ = json.Unmarshal(b, &e)
 		return nil, eventError(c.name, c.secrets, e)
 	}
@@ -82,8 +82,7 @@ func (c *Client) MessagesStream(ctx context.Context, req *provider.MessagesReque
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		var e errorBody
-		if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		if e, ok := errorIn(b); ok {
 			return nil, eventError(c.name, c.secrets, e)
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
@@ -238,7 +237,7 @@ func (s *messagesStream) Next() bool {
 	case anthropicwire.EventMessageStop:
 		s.stopped = true
 	case anthropicwire.EventError:
-		var e errorBody
+		var e anthropicwire.ErrorBody
 		if err := json.Unmarshal(data, &e); err != nil {
 			return s.bad(name, err)
 		}

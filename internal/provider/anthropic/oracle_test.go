@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/sse"
 )
 
@@ -92,7 +93,7 @@ func checkMessageOracle(t *testing.T, body []byte) {
 	if m.ID == "" || string(m.Role) != "assistant" || string(m.Type) != "message" || !m.JSON.Usage.Valid() {
 		t.Errorf("oracle: Message misses id/role/type/usage: %+v", m)
 	}
-	var mine messageResponse
+	var mine anthropicwire.Response
 	if err := json.Unmarshal(body, &mine); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -60,9 +61,9 @@ func (r *reasoningCount) apply(u provider.Usage) provider.Usage {
 
 // usage converts the vendor's usage w: its thinking_tokens as the
 // reasoning tokens when it reports them, else the thinking counted.
-func (r *reasoningCount) usage(w usage) provider.Usage {
+func (r *reasoningCount) usage(w anthropicwire.Usage) provider.Usage {
 	u := toUsage(w)
-	if n, ok := w.thinkingTokens(); ok {
+	if n, ok := thinkingTokens(&w); ok {
 		u.ReasoningTokens = min(max(n, 0), u.CompletionTokens)
 		return u
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
 
@@ -195,7 +196,7 @@ func parityFixtures(t testing.TB) (msg, stream []byte) {
 // thinkingOf is the concatenated thinking text of a Message body.
 func thinkingOf(t testing.TB, msg []byte) string {
 	t.Helper()
-	var m messageResponse
+	var m anthropicwire.Response
 	if err := json.Unmarshal(msg, &m); err != nil {
 		t.Fatal(err)
 	}

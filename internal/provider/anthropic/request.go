@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 )
 
@@ -55,11 +57,12 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 	if err != nil {
 		return nil, apierr.Invalid("", "The request body is not a valid chat completion request: %v", err)
 	}
-	out := messagesRequest{Model: req.UpstreamModel, Stream: stream}
+	out := anthropicwire.MessagesRequest{Model: req.UpstreamModel, Stream: stream}
 	if r.N != nil && *r.N > 1 {
 		return nil, apierr.Invalid("n", "n greater than 1 is not supported by this model's provider.")
 	}
-	if out.System, out.Messages, err = convertMessages(r.Messages); err != nil {
+	var system []anthropicwire.Block
+	if system, out.Messages, err = convertMessages(r.Messages); err != nil {
 		return nil, err
 	}
 	if len(out.Messages) == 0 {
@@ -67,10 +70,10 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 	}
 	// The client's limit, else the operator's configured default, else the
 	// catalog's output limit, else DefaultMaxTokens.
-	out.MaxTokens = r.MaxOutput()
+	maxTokens := r.MaxOutput()
 	for _, v := range []int64{c.maxTokens, req.MaxOutput, DefaultMaxTokens} {
-		if out.MaxTokens <= 0 {
-			out.MaxTokens = v
+		if maxTokens <= 0 {
+			maxTokens = v
 		}
 	}
 	if r.Temperature != nil {
@@ -84,28 +87,32 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 	}
 	out.StopSequences = r.Stop
 	if r.User != "" {
-		out.Metadata = &metadata{UserID: r.User}
+		out.Metadata = &anthropicwire.Metadata{UserID: r.User}
 	}
 	tr := &translated{}
 	if err := applyTools(r, &out); err != nil {
 		return nil, err
 	}
 	if o := r.WebSearchOptions; o != nil {
-		out.Tools = append(out.Tools, searchTool(o))
+		t, err := searchTool(o)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic %s: %w", c.name, err)
+		}
+		out.Tools = append(out.Tools, t)
 	}
 	if rf := r.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "json_object":
-			out.System = append(out.System, block{Type: "text", Text: jsonObjectInstruction})
+			system = append(system, anthropicwire.Block{Type: "text", Text: jsonObjectInstruction})
 		case "json_schema":
 			if rf.JSONSchema == nil || rf.JSONSchema.Name == "" {
 				return nil, apierr.Invalid("response_format", "response_format json_schema needs a json_schema with a name.")
 			}
 			tr.jsonTool = rf.JSONSchema.Name
-			out.Tools = append(out.Tools, tool{Name: rf.JSONSchema.Name, Description: rf.JSONSchema.Description,
+			out.Tools = append(out.Tools, anthropicwire.Tool{Name: rf.JSONSchema.Name, Description: rf.JSONSchema.Description,
 				InputSchema: schemaOrEmpty(rf.JSONSchema.Schema)})
 			if len(out.Tools) == 1 || out.ToolChoice == nil || out.ToolChoice.Type == "none" {
-				out.ToolChoice = &toolChoice{Type: "tool", Name: rf.JSONSchema.Name}
+				out.ToolChoice = &anthropicwire.ToolChoice{Type: "tool", Name: rf.JSONSchema.Name}
 			}
 		}
 	}
@@ -116,16 +123,19 @@ func (c *Client) translate(req *provider.ChatRequest, stream bool) (*translated,
 		// last assistant turn used tools without its signed thinking blocks
 		// (an OpenAI client that does not keep thinking_blocks): Anthropic
 		// wants them back then.
-		out.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
-		if out.MaxTokens <= b {
-			out.MaxTokens += b
+		out.Thinking = &anthropicwire.Thinking{Type: "enabled", BudgetTokens: &b}
+		if maxTokens <= b {
+			maxTokens += b
 		}
 		out.Temperature, out.TopP = nil, nil
 	}
 	if out.Thinking == nil {
 		dropThinking(out.Messages) // earlier turns' thinking only goes with thinking on
 	}
-	tr.maxTokens = out.MaxTokens
+	if len(system) > 0 {
+		out.System = &anthropicwire.Content{Blocks: system}
+	}
+	out.MaxTokens, tr.maxTokens = &maxTokens, maxTokens
 	tr.body, err = json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic %s: encode request: %w", c.name, err)
@@ -147,21 +157,27 @@ const webSearchMaxUses = 10
 func (c *Client) WebSearch() bool { return true }
 
 // searchTool is the web search server tool for web_search_options.
-func searchTool(o *oaiwire.WebSearchOptions) tool {
-	t := tool{Type: webSearchTool, Name: "web_search", MaxUses: webSearchMaxUses}
+// Its own members (max_uses, user_location) go in the tool's Extra.
+func searchTool(o *oaiwire.WebSearchOptions) (anthropicwire.Tool, error) {
+	t := anthropicwire.Tool{Type: webSearchTool, Name: "web_search",
+		Extra: map[string]json.RawMessage{"max_uses": strconv.AppendInt(nil, webSearchMaxUses, 10)}}
 	if l := o.UserLocation; l != nil {
 		a := l.Approximate
 		if a.City != "" || a.Country != "" || a.Region != "" || a.Timezone != "" {
-			t.UserLocation = &userLocation{Type: "approximate", City: a.City, Country: a.Country, Region: a.Region, Timezone: a.Timezone}
+			b, err := json.Marshal(anthropicwire.UserLocation{Type: "approximate", City: a.City, Country: a.Country, Region: a.Region, Timezone: a.Timezone})
+			if err != nil {
+				return t, fmt.Errorf("web search user_location: %w", err)
+			}
+			t.Extra["user_location"] = b
 		}
 	}
-	return t
+	return t, nil
 }
 
 // applyTools translates tools, legacy functions and the tool choice.
-func applyTools(r *oaiwire.Request, out *messagesRequest) error {
+func applyTools(r *oaiwire.Request, out *anthropicwire.MessagesRequest) error {
 	for _, f := range r.AllTools() {
-		out.Tools = append(out.Tools, tool{Name: f.Name, Description: f.Description, InputSchema: schemaOrEmpty(f.Parameters)})
+		out.Tools = append(out.Tools, anthropicwire.Tool{Name: f.Name, Description: f.Description, InputSchema: schemaOrEmpty(f.Parameters)})
 	}
 	ch, err := r.Choice()
 	if err != nil {
@@ -169,17 +185,17 @@ func applyTools(r *oaiwire.Request, out *messagesRequest) error {
 	}
 	switch ch.Mode {
 	case "auto":
-		out.ToolChoice = &toolChoice{Type: "auto"}
+		out.ToolChoice = &anthropicwire.ToolChoice{Type: "auto"}
 	case "required":
-		out.ToolChoice = &toolChoice{Type: "any"}
+		out.ToolChoice = &anthropicwire.ToolChoice{Type: "any"}
 	case "function":
-		out.ToolChoice = &toolChoice{Type: "tool", Name: ch.Name}
+		out.ToolChoice = &anthropicwire.ToolChoice{Type: "tool", Name: ch.Name}
 	case "none":
-		out.ToolChoice = &toolChoice{Type: "none"}
+		out.ToolChoice = &anthropicwire.ToolChoice{Type: "none"}
 	}
 	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls && len(out.Tools) > 0 {
 		if out.ToolChoice == nil {
-			out.ToolChoice = &toolChoice{Type: "auto"}
+			out.ToolChoice = &anthropicwire.ToolChoice{Type: "auto"}
 		}
 		if out.ToolChoice.Type != "none" {
 			t := true
@@ -191,15 +207,15 @@ func applyTools(r *oaiwire.Request, out *messagesRequest) error {
 
 // thinkingReplayed reports whether thinking may be turned on: the last
 // assistant turn, when it used tools, starts with its thinking.
-func thinkingReplayed(msgs []message) bool {
+func thinkingReplayed(msgs []anthropicwire.Message) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if m.Role != "assistant" {
 			continue
 		}
-		for _, b := range m.Content {
+		for _, b := range m.Content.Blocks {
 			if b.Type == "tool_use" {
-				t := m.Content[0].Type
+				t := m.Content.Blocks[0].Type
 				return t == "thinking" || t == "redacted_thinking"
 			}
 		}
@@ -209,22 +225,22 @@ func thinkingReplayed(msgs []message) bool {
 }
 
 // dropThinking removes earlier turns' thinking blocks.
-func dropThinking(msgs []message) {
+func dropThinking(msgs []anthropicwire.Message) {
 	for i := range msgs {
-		kept := msgs[i].Content[:0]
-		for _, b := range msgs[i].Content {
+		kept := msgs[i].Content.Blocks[:0]
+		for _, b := range msgs[i].Content.Blocks {
 			if b.Type != "thinking" && b.Type != "redacted_thinking" {
 				kept = append(kept, b)
 			}
 		}
-		msgs[i].Content = kept
+		msgs[i].Content.Blocks = kept
 	}
 }
 
 // thinkingBlocks are an assistant message's thinking_blocks as content
 // blocks (message i, for errors).
-func thinkingBlocks(i int, tbs []oaiwire.ThinkingBlock) ([]block, error) {
-	var out []block
+func thinkingBlocks(i int, tbs []oaiwire.ThinkingBlock) ([]anthropicwire.Block, error) {
+	var out []anthropicwire.Block
 	for j, tb := range tbs {
 		switch {
 		case tb.Type == "thinking" && tb.Signature != "":
@@ -232,9 +248,9 @@ func thinkingBlocks(i int, tbs []oaiwire.ThinkingBlock) ([]block, error) {
 			if tb.Thinking != nil {
 				text = *tb.Thinking
 			}
-			out = append(out, block{Type: "thinking", Thinking: &text, Signature: tb.Signature})
+			out = append(out, anthropicwire.Block{Type: "thinking", Thinking: text, Signature: tb.Signature})
 		case tb.Type == "redacted_thinking" && tb.Data != "":
-			out = append(out, block{Type: "redacted_thinking", Data: tb.Data})
+			out = append(out, anthropicwire.Block{Type: "redacted_thinking", Data: tb.Data})
 		default:
 			return nil, apierr.Invalid("messages", "messages[%d].thinking_blocks[%d]: expected a thinking block with a signature "+
 				"or a redacted_thinking block with data.", i, j)
@@ -252,28 +268,28 @@ func schemaOrEmpty(s json.RawMessage) json.RawMessage {
 
 // convertMessages splits system text from the conversation and merges
 // consecutive turns of one role, as Anthropic requires alternation.
-func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
+func convertMessages(msgs []oaiwire.Message) ([]anthropicwire.Block, []anthropicwire.Message, error) {
 	var (
-		system []block
-		out    []message
+		system []anthropicwire.Block
+		out    []anthropicwire.Message
 		legacy int    // legacy function calls seen, for their made-up ids
 		lastFn string // id of the latest legacy function call
 	)
-	add := func(role string, blocks []block) {
+	add := func(role string, blocks []anthropicwire.Block) {
 		if len(blocks) == 0 {
 			return
 		}
 		if n := len(out); n > 0 && out[n-1].Role == role {
-			out[n-1].Content = append(out[n-1].Content, blocks...)
+			out[n-1].Content.Blocks = append(out[n-1].Content.Blocks, blocks...)
 			return
 		}
-		out = append(out, message{Role: role, Content: blocks})
+		out = append(out, anthropicwire.Message{Role: role, Content: anthropicwire.Content{Blocks: blocks}})
 	}
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "developer":
 			if s := m.Content.String(); s != "" {
-				system = append(system, block{Type: "text", Text: s})
+				system = append(system, anthropicwire.Block{Type: "text", Text: s})
 			}
 		case "user":
 			bs, err := contentBlocks(i, m.Content)
@@ -296,7 +312,7 @@ func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
 				if err != nil {
 					return nil, nil, apierr.Invalid("messages", "messages[%d].tool_calls[%d].function.arguments: %v", i, j, err)
 				}
-				bs = append(bs, block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: in})
+				bs = append(bs, anthropicwire.Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: in})
 			}
 			if fc := m.FunctionCall; fc != nil {
 				in, err := arguments(fc.Arguments)
@@ -305,7 +321,7 @@ func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
 				}
 				legacy++
 				lastFn = fmt.Sprintf("toolu_function_%d", legacy)
-				bs = append(bs, block{Type: "tool_use", ID: lastFn, Name: fc.Name, Input: in})
+				bs = append(bs, anthropicwire.Block{Type: "tool_use", ID: lastFn, Name: fc.Name, Input: in})
 			}
 			add("assistant", bs)
 		case "tool", "function":
@@ -317,7 +333,11 @@ func convertMessages(msgs []oaiwire.Message) ([]block, []message, error) {
 			if m.Role == "function" {
 				id = lastFn
 			}
-			add("user", []block{{Type: "tool_result", ToolUseID: id, Content: bs}})
+			res := anthropicwire.Block{Type: "tool_result", ToolUseID: id}
+			if len(bs) > 0 {
+				res.Content = &anthropicwire.Content{Blocks: bs}
+			}
+			add("user", []anthropicwire.Block{res})
 		default:
 			return nil, nil, apierr.Invalid("messages", "messages[%d].role %q is not supported by this model's provider.", i, m.Role)
 		}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
@@ -31,18 +33,25 @@ func finishReason(stop string, jsonMode bool) string {
 
 // toUsage converts Anthropic's counts: the prompt is every input token,
 // cached or not; the web searches are usage.server_tool_use's.
-func toUsage(u usage) provider.Usage {
-	v := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
+func toUsage(u anthropicwire.Usage) provider.Usage {
+	cr := u.CacheReadInputTokens
+	in := u.InputTokens + cr + u.CacheCreationInputTokens
+	out := u.OutputTokens
+	var searches int64
+	if u.ServerToolUse != nil {
+		searches = u.ServerToolUse.WebSearchRequests
 	}
-	cr := v(u.CacheReadInputTokens)
-	in := v(u.InputTokens) + cr + v(u.CacheCreationInputTokens)
-	out := v(u.OutputTokens)
 	return provider.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: cr,
-		WebSearches: u.webSearches(), WebSearchesCounted: true}
+		WebSearches: searches, WebSearchesCounted: true}
+}
+
+// thinkingTokens is the thinking count u reports (in
+// output_tokens_details); ok is false when the answer did not report one.
+func thinkingTokens(u *anthropicwire.Usage) (n int64, ok bool) {
+	if !u.OutputTokensDetails.HasThinkingTokens() {
+		return 0, false
+	}
+	return u.OutputTokensDetails.ThinkingTokens, true
 }
 
 // compact is the compact JSON text of a tool's input, "{}" when absent.
@@ -62,12 +71,16 @@ func compact(raw json.RawMessage) string {
 // reasoning_content, and with its signatures (and the redacted thinking)
 // thinking_blocks, which a client sends back on the next turn.
 func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tokenizer) (*provider.ChatResponse, error) {
-	var m messageResponse
+	var m anthropicwire.Response
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
 	}
-	if m.Type == "error" || m.Error != nil {
-		return nil, eventError(c.name, c.secrets, errorBody{Type: m.Type, Error: m.Error})
+	if v, ok := jsonx.Field(body, "error"); m.Type == "error" || ok && !jsonx.IsNull(v) {
+		var e anthropicwire.ErrorBody
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, provider.BadResponse(c.name, fmt.Errorf("response body: %w", err))
+		}
+		return nil, eventError(c.name, c.secrets, e)
 	}
 	if m.ID == "" {
 		return nil, provider.BadResponse(c.name, errors.New("response has no message id"))
@@ -106,7 +119,7 @@ func (c *Client) response(body []byte, model, jsonTool string, tok *tokenize.Tok
 	u := thought.usage(m.Usage)
 	out := oaiwire.Response{
 		ID: "chatcmpl-" + m.ID, Object: "chat.completion", Created: c.now().Unix(), Model: model,
-		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(m.StopReason, jsonMode && len(calls) == 0)}},
+		Choices: []oaiwire.Choice{{Index: 0, Message: msg, FinishReason: finishReason(string(m.StopReason), jsonMode && len(calls) == 0)}},
 		Usage:   oaiwire.NewUsage(u),
 	}
 	b, err := json.Marshal(out)

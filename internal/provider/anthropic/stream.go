@@ -8,7 +8,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/jsonx"
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 	"github.com/modelgate/modelgate/internal/redact"
 	"github.com/modelgate/modelgate/internal/sse"
@@ -31,8 +33,7 @@ func (c *Client) ChatStream(ctx context.Context, req *provider.ChatRequest) (pro
 		defer k.Release()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(k.Reader(resp.Body), c.maxError))
-		var e errorBody
-		if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		if e, ok := errorIn(b); ok {
 			return nil, eventError(c.name, c.secrets, e)
 		}
 		return nil, provider.BadResponse(c.name, fmt.Errorf("stream answered with Content-Type %q", resp.Header.Get("Content-Type")))
@@ -64,13 +65,19 @@ type stream struct {
 	thinking  map[int]string // open thinking block index → its signature so far
 	tools     int
 	jsonMode  bool // the json_schema tool was used
-	usage     usage
+	usage     anthropicwire.Usage
 	thought   reasoningCount
 	hasUsage  bool
 	finished  bool // a stop_reason was seen
 	usageSent bool
 	chunk     []byte
 	err       error
+
+	// ev is the current event, decoded into scratchDelta and
+	// scratchBlock (see decode).
+	ev           anthropicwire.StreamEvent
+	scratchDelta anthropicwire.Delta
+	scratchBlock anthropicwire.ResponseBlock
 }
 
 var (
@@ -88,12 +95,15 @@ func (s *stream) Next() bool {
 		if err != nil {
 			return s.fail(err)
 		}
-		var e streamEvent
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
+		if ev.Type == anthropicwire.EventContentBlockStart && serverBlock(ev.Data) {
+			continue
+		}
+		e := s.decode()
+		if err := json.Unmarshal(ev.Data, e); err != nil {
 			s.err = provider.BadResponse(s.name, fmt.Errorf("stream event %q: %w", ev.Type, err))
 			return false
 		}
-		ch, done, err := s.translate(&e)
+		ch, done, err := s.translate(e)
 		if err != nil {
 			s.err = err
 			return false
@@ -107,16 +117,55 @@ func (s *stream) Next() bool {
 	}
 }
 
+// decode readies the stream's event for decoding the next one into. The
+// delta and the content block, one of which most events have, are decoded
+// into the stream's own (zeroed) rather than new ones: an absent member
+// then reads as a zero one, which translate treats alike (a delta or block
+// of no known type is skipped). A citation keeps its storage from event to
+// event. The message, usage and error stay nil when absent, as
+// translate tells those apart.
+func (s *stream) decode() *anthropicwire.StreamEvent {
+	s.scratchDelta = anthropicwire.Delta{Citation: s.scratchDelta.Citation[:0]}
+	s.scratchBlock = anthropicwire.ResponseBlock{}
+	s.ev = anthropicwire.StreamEvent{Delta: &s.scratchDelta, ContentBlock: &s.scratchBlock}
+	return &s.ev
+}
+
+// serverBlock reports whether data is a content_block_start whose block
+// the translation does not deliver (a server tool's call or result, or a
+// type yet unknown): one that translate would skip, so it is not decoded
+// (anthropicwire keeps such a block whole, and a web search's results
+// run to kilobytes). Data that is not valid JSON is left to the decoder
+// to report.
+func serverBlock(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	if t, _ := jsonx.Field(data, "type"); string(t) != `"`+anthropicwire.EventContentBlockStart+`"` {
+		return false
+	}
+	b, _ := jsonx.Field(data, "content_block")
+	if jsonx.Kind(b) != "object" {
+		return false
+	}
+	t, _ := jsonx.Field(b, "type")
+	switch string(t) {
+	case `"text"`, `"thinking"`, `"redacted_thinking"`, `"tool_use"`:
+		return false
+	}
+	return true
+}
+
 // translate turns one event into a chunk (nil for none); done is set by
 // message_stop.
-func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
+func (s *stream) translate(e *anthropicwire.StreamEvent) (*oaiwire.Chunk, bool, error) {
 	switch e.Type {
 	case "message_start":
 		if e.Message == nil {
 			return nil, false, provider.BadResponse(s.name, errors.New("message_start without message"))
 		}
 		s.id, s.created = "chatcmpl-"+e.Message.ID, s.now().Unix()
-		s.usage.merge(&e.Message.Usage)
+		s.usage = e.Message.Usage
 		s.hasUsage = true
 		return s.delta(oaiwire.Delta{Role: "assistant", Content: oaiwire.Ptr("")}), false, nil
 	case "content_block_start":
@@ -182,10 +231,10 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 			return s.delta(oaiwire.Delta{ThinkingBlocks: []oaiwire.ThinkingBlock{{Type: "thinking", Signature: sig}}}), false, nil
 		}
 	case "message_delta":
-		s.usage.merge(e.Usage)
+		s.usage.Merge(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.finished = true
-			r := finishReason(e.Delta.StopReason, s.jsonMode && s.tools == 0)
+			r := finishReason(string(e.Delta.StopReason), s.jsonMode && s.tools == 0)
 			ch := s.delta(oaiwire.Delta{})
 			ch.Choices[0].FinishReason = &r
 			return ch, false, nil
@@ -194,9 +243,19 @@ func (s *stream) translate(e *streamEvent) (*oaiwire.Chunk, bool, error) {
 		s.finished = true
 		return nil, true, nil
 	case "error":
-		return nil, false, eventError(s.name, s.secrets, errorBody{Type: e.Type, Error: e.Error})
+		return nil, false, eventError(s.name, s.secrets, errorEvent(e.Error))
 	}
 	return nil, false, nil // ping, other blocks' content_block_stop, unknown events
+}
+
+// errorEvent is a stream's error event with its error member d (nil:
+// none, which maps to an empty detail).
+func errorEvent(d *anthropicwire.ErrorDetail) anthropicwire.ErrorBody {
+	e := anthropicwire.ErrorBody{Type: anthropicwire.EventError}
+	if d != nil {
+		e.Error = *d
+	}
+	return e
 }
 
 func (s *stream) delta(d oaiwire.Delta) *oaiwire.Chunk {

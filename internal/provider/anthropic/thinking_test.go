@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/provider"
+	"github.com/modelgate/modelgate/internal/provider/anthropicwire"
 	"github.com/modelgate/modelgate/internal/provider/oaiwire"
 )
 
@@ -91,7 +92,7 @@ func TestThinkingBlocksReplayed(t *testing.T) {
 			}
 			checkRequestOracle(t, tr.body)
 			var got struct {
-				Thinking *thinking `json:"thinking"`
+				Thinking *anthropicwire.Thinking `json:"thinking"`
 				Messages []struct {
 					Role    string          `json:"role"`
 					Content json.RawMessage `json:"content"`

@@ -8,22 +8,24 @@ import (
 
 // MessagesRequest is the body of POST /v1/messages and of
 // /v1/messages/count_tokens (which has no max_tokens). Pointers mark the
-// members where absent and zero differ.
+// members where absent and zero differ. The fields' order is the order
+// they are marshalled in (system before messages, stream after thinking),
+// which the Anthropic adapter's golden request bodies depend on.
 type MessagesRequest struct {
 	Model         string    `json:"model"`
 	MaxTokens     *int64    `json:"max_tokens,omitempty"`
-	Messages      []Message `json:"messages"`
 	System        *Content  `json:"system,omitempty"` // a string or a list of text blocks
+	Messages      []Message `json:"messages"`
 	Temperature   *float64  `json:"temperature,omitempty"`
 	TopP          *float64  `json:"top_p,omitempty"`
 	TopK          *int64    `json:"top_k,omitempty"`
 	StopSequences []string  `json:"stop_sequences,omitempty"`
-	Stream        bool      `json:"stream,omitempty"`
 	Metadata      *Metadata `json:"metadata,omitempty"`
 	Tools         []Tool    `json:"tools,omitempty"`
 	// ToolChoice is nil when the client left the choice to the model.
 	ToolChoice *ToolChoice `json:"tool_choice,omitempty"`
 	Thinking   *Thinking   `json:"thinking,omitempty"`
+	Stream     bool        `json:"stream,omitempty"`
 	// ServiceTier is auto or standard_only.
 	ServiceTier string `json:"service_tier,omitempty"`
 	// ContextManagement (edits that clear old tool results or thinking) is
@@ -162,6 +164,16 @@ type Tool struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// UserLocation is the web search tool's user_location (kept in its Tool's
+// Extra): Type approximate, and what is known of where the user is.
+type UserLocation struct {
+	Type     string `json:"type"`
+	City     string `json:"city,omitempty"`
+	Country  string `json:"country,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
 // IsCustom reports whether the tool is one the client defines and runs
 // (a function tool, in other dialects).
 func (t *Tool) IsCustom() bool { return t.Type == "" || t.Type == "custom" }
@@ -225,9 +237,19 @@ func (r MessagesRequest) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra((*requestFields)(&r), r.Extra)
 }
 
-// MarshalJSON writes the named members and then Extra.
+// MarshalJSON writes the named members and then Extra. A thinking block
+// always has its thinking member, "" included (Anthropic requires it; a
+// thinking block whose text was omitted has an empty one).
 func (b Block) MarshalJSON() ([]byte, error) {
-	return marshalWithExtra((*requestBlockFields)(&b), b.Extra)
+	extra := b.Extra
+	if b.Type == BlockThinking && b.Thinking == "" {
+		extra = maps.Clone(extra)
+		if extra == nil {
+			extra = make(map[string]json.RawMessage, 1)
+		}
+		extra["thinking"] = json.RawMessage(`""`)
+	}
+	return marshalWithExtra((*requestBlockFields)(&b), extra)
 }
 
 // MarshalJSON writes the named members and then Extra.

@@ -179,3 +179,29 @@ func TestContentForms(t *testing.T) {
 		t.Errorf("TextContent marshals to %s", b)
 	}
 }
+
+// TestThinkingBlockMarshal checks a thinking block always has its
+// thinking member (Anthropic requires it, empty or not) and other blocks
+// never get one.
+func TestThinkingBlockMarshal(t *testing.T) {
+	cases := []struct {
+		b    Block
+		want string
+	}{
+		{Block{Type: BlockThinking, Signature: "sig"}, `{"type":"thinking","signature":"sig","thinking":""}`},
+		{Block{Type: BlockThinking, Thinking: "hm", Signature: "sig"}, `{"type":"thinking","thinking":"hm","signature":"sig"}`},
+		{Block{Type: BlockThinking, Signature: "sig", Extra: map[string]json.RawMessage{"z": []byte(`1`)}}, `{"type":"thinking","signature":"sig","thinking":"","z":1}`},
+		{Block{Type: BlockText, Text: "hi"}, `{"type":"text","text":"hi"}`},
+	}
+	for _, tc := range cases {
+		b, err := json.Marshal(tc.b)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%+v: %s %v, want %s", tc.b, b, err, tc.want)
+		}
+	}
+	if e := (Block{Type: BlockThinking, Extra: map[string]json.RawMessage{"z": []byte(`1`)}}); len(e.Extra) != 1 {
+		t.Error("setup")
+	} else if _, _ = json.Marshal(e); len(e.Extra) != 1 {
+		t.Errorf("Marshal changed the block's Extra: %v", e.Extra)
+	}
+}

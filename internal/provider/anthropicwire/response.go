@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/jsonx"
 )
 
 // Response is a Message object: the answer of POST /v1/messages, and the
@@ -99,7 +102,8 @@ type ResponseBlock struct {
 	Raw json.RawMessage
 }
 
-// blockFields is ResponseBlock's decoding shape.
+// blockFields is ResponseBlock's decoding shape: the same fields (so a
+// *ResponseBlock converts to it, and decoding needs no copy), with tags.
 type blockFields struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
@@ -110,23 +114,24 @@ type blockFields struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	Raw       json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON decodes a block; see ResponseBlock for what is kept.
+// UnmarshalJSON decodes a block; see ResponseBlock for what is kept. It
+// decodes into b itself, which a stream's content_block_start already
+// allocated.
 func (b *ResponseBlock) UnmarshalJSON(data []byte) error {
-	var f blockFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	*b = ResponseBlock{}
+	if err := json.Unmarshal(data, (*blockFields)(b)); err != nil {
 		return fmt.Errorf("content block: %w", err)
 	}
-	switch f.Type {
+	switch b.Type {
 	case BlockText, BlockThinking, BlockRedactedThinking, BlockToolUse:
-		if bytes.Equal(f.Citations, []byte("null")) {
-			f.Citations = nil
+		if bytes.Equal(b.Citations, []byte("null")) {
+			b.Citations = nil
 		}
-		*b = ResponseBlock{Type: f.Type, Text: f.Text, Citations: f.Citations, Thinking: f.Thinking,
-			Signature: f.Signature, Data: f.Data, ID: f.ID, Name: f.Name, Input: f.Input}
 	default:
-		*b = ResponseBlock{Type: f.Type, Raw: append(json.RawMessage(nil), data...)}
+		*b = ResponseBlock{Type: b.Type, Raw: append(json.RawMessage(nil), data...)}
 	}
 	return nil
 }
@@ -256,6 +261,31 @@ type CacheCreation struct {
 // OutputTokensDetails breaks output_tokens down by category.
 type OutputTokensDetails struct {
 	ThinkingTokens int64 `json:"thinking_tokens"`
+	// noCount is set when decoded details lacked thinking_tokens (or had
+	// it null): see HasThinkingTokens.
+	noCount bool
+}
+
+// HasThinkingTokens reports whether d carries a thinking count: false for
+// nil details and for decoded ones whose thinking_tokens was absent or
+// null (an answer that reports no count, which is not a count of 0), true
+// for details built in code.
+func (d *OutputTokensDetails) HasThinkingTokens() bool { return d != nil && !d.noCount }
+
+// UnmarshalJSON decodes the details, noting whether thinking_tokens was
+// there (HasThinkingTokens).
+func (d *OutputTokensDetails) UnmarshalJSON(b []byte) error {
+	var f struct {
+		ThinkingTokens *int64 `json:"thinking_tokens"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("output_tokens_details: %w", err)
+	}
+	*d = OutputTokensDetails{noCount: f.ThinkingTokens == nil}
+	if f.ThinkingTokens != nil {
+		d.ThinkingTokens = *f.ThinkingTokens
+	}
+	return nil
 }
 
 // ServerToolUse counts the server tools' requests (billed apart).
@@ -274,6 +304,44 @@ type DeltaUsage struct {
 	OutputTokens             int64                `json:"output_tokens"`
 	OutputTokensDetails      *OutputTokensDetails `json:"output_tokens_details,omitempty"`
 	ServerToolUse            *ServerToolUse       `json:"server_tool_use,omitempty"`
+	// noOutput is set when decoded usage lacked output_tokens (or had it
+	// null): Merge then keeps the earlier count.
+	noOutput bool
+}
+
+// UnmarshalJSON decodes the usage, noting whether output_tokens was there
+// (Anthropic always sends it; a usage without it is not a count of 0). It
+// walks the members itself, as it runs once per stream: b must be valid
+// JSON, as encoding/json passes it.
+func (d *DeltaUsage) UnmarshalJSON(b []byte) error {
+	*d = DeltaUsage{noOutput: true}
+	var err error
+	if e := jsonx.Each(b, func(k, v []byte) bool {
+		switch string(k) {
+		case "output_tokens":
+			if !isNull(v) {
+				d.OutputTokens, err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+				d.noOutput = err != nil
+			}
+		case "input_tokens":
+			err = decodeInt(v, &d.InputTokens, "usage.input_tokens")
+		case "cache_creation_input_tokens":
+			err = decodeInt(v, &d.CacheCreationInputTokens, "usage.cache_creation_input_tokens")
+		case "cache_read_input_tokens":
+			err = decodeInt(v, &d.CacheReadInputTokens, "usage.cache_read_input_tokens")
+		case "output_tokens_details":
+			err = decodeSmall(v, &d.OutputTokensDetails, "usage.output_tokens_details")
+		case "server_tool_use":
+			err = decodeSmall(v, &d.ServerToolUse, "usage.server_tool_use")
+		}
+		return err == nil
+	}); e != nil {
+		return fmt.Errorf("anthropicwire: usage: %w", e)
+	}
+	if err != nil {
+		return fmt.Errorf("anthropicwire: usage: %w", err)
+	}
+	return nil
 }
 
 // AppendJSON appends the usage's JSON to dst, output_tokens first.
@@ -295,12 +363,16 @@ func (d *DeltaUsage) AppendJSON(dst []byte) []byte {
 }
 
 // Merge applies a message_delta's usage to u (message_start's): every
-// count d reports replaces u's, since the stream's counts are cumulative.
+// count d reports replaces u's, since the stream's counts are cumulative
+// (output_tokens only when a decoded d had it; output_tokens_details only
+// when it has a thinking count).
 func (u *Usage) Merge(d *DeltaUsage) {
 	if d == nil {
 		return
 	}
-	u.OutputTokens = d.OutputTokens
+	if !d.noOutput {
+		u.OutputTokens = d.OutputTokens
+	}
 	if d.InputTokens != nil {
 		u.InputTokens = *d.InputTokens
 	}
@@ -310,7 +382,7 @@ func (u *Usage) Merge(d *DeltaUsage) {
 	if d.CacheReadInputTokens != nil {
 		u.CacheReadInputTokens = *d.CacheReadInputTokens
 	}
-	if d.OutputTokensDetails != nil {
+	if d.OutputTokensDetails.HasThinkingTokens() {
 		u.OutputTokensDetails = d.OutputTokensDetails
 	}
 	if d.ServerToolUse != nil {
@@ -330,10 +402,15 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 	return AppendString(nil, string(s)), nil
 }
 
-// UnmarshalJSON reads null as "".
+// UnmarshalJSON reads null as "". A string without escapes (every stop
+// reason) is read without the decoder: one allocation, the string.
 func (s *NullString) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		*s = ""
+		return nil
+	}
+	if v, ok := plainString(b); ok {
+		*s = NullString(v)
 		return nil
 	}
 	var v string
@@ -342,6 +419,22 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 	}
 	*s = NullString(v)
 	return nil
+}
+
+// plainString is the contents of b when b is a JSON string that needs no
+// unescaping: quoted, valid UTF-8, without a backslash, quote or control
+// character inside.
+func plainString(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return nil, false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return in, utf8.Valid(in)
 }
 
 // appendNull appends s as a JSON string, or null when empty.

@@ -162,3 +162,100 @@ func TestAppendString(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingTokensReported checks that decoded details tell a reported
+// thinking count (even 0) from details without one, and that Merge keeps
+// message_start's count over a delta's details without one.
+func TestThinkingTokensReported(t *testing.T) {
+	cases := []struct {
+		usage string
+		has   bool
+		n     int64
+	}{
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":3}}`, true, 3},
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":0}}`, true, 0},
+		{`{"output_tokens":5,"output_tokens_details":{}}`, false, 0},
+		{`{"output_tokens":5,"output_tokens_details":{"thinking_tokens":null}}`, false, 0},
+		{`{"output_tokens":5,"output_tokens_details":null}`, false, 0},
+		{`{"output_tokens":5}`, false, 0},
+	}
+	for _, tc := range cases {
+		var u Usage
+		if err := json.Unmarshal([]byte(tc.usage), &u); err != nil {
+			t.Fatal(err)
+		}
+		if got := u.OutputTokensDetails.HasThinkingTokens(); got != tc.has || got && u.OutputTokensDetails.ThinkingTokens != tc.n {
+			t.Errorf("%s: HasThinkingTokens %v (%+v), want %v %d", tc.usage, got, u.OutputTokensDetails, tc.has, tc.n)
+		}
+		var d DeltaUsage
+		if err := json.Unmarshal([]byte(tc.usage), &d); err != nil {
+			t.Fatal(err)
+		}
+		start := Usage{OutputTokens: 1, OutputTokensDetails: &OutputTokensDetails{ThinkingTokens: 1}}
+		start.Merge(&d)
+		want := int64(1)
+		if tc.has {
+			want = tc.n
+		}
+		if start.OutputTokensDetails.ThinkingTokens != want || start.OutputTokens != 5 {
+			t.Errorf("%s: merged %+v, want thinking %d", tc.usage, start, want)
+		}
+	}
+	if !(&OutputTokensDetails{}).HasThinkingTokens() {
+		t.Error("details built in code have a count")
+	}
+}
+
+// TestNullStringDecodes checks NullString reads what encoding/json reads
+// for a string, on its fast path and off it.
+func TestNullStringDecodes(t *testing.T) {
+	for _, in := range []string{`null`, `"end_turn"`, `""`, `"a\"b"`, `"tab\there"`, `"\u00e9t\u00e9"`, `"été"`, "\"bad \xff utf8\"", `"\u2028"`} {
+		var got NullString
+		if err := json.Unmarshal([]byte(in), &got); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var want string
+		if in != "null" {
+			if err := json.Unmarshal([]byte(in), &want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%s: got %q, want %q", in, got, want)
+		}
+	}
+	var s NullString
+	if err := s.UnmarshalJSON([]byte(`"a` + "\x01" + `"`)); err == nil {
+		t.Errorf("a control character was accepted: %q", s)
+	}
+}
+
+// TestDeltaUsageWithoutOutput checks Merge keeps the earlier output count
+// when a decoded message_delta usage lacks output_tokens, and takes any
+// count it has, 0 included.
+func TestDeltaUsageWithoutOutput(t *testing.T) {
+	for _, tc := range []struct {
+		usage string
+		want  int64
+	}{
+		{`{"output_tokens":9}`, 9},
+		{`{"output_tokens":0}`, 0},
+		{`{"input_tokens":4}`, 1},
+		{`{"output_tokens":null}`, 1},
+	} {
+		var d DeltaUsage
+		if err := json.Unmarshal([]byte(tc.usage), &d); err != nil {
+			t.Fatal(err)
+		}
+		u := Usage{OutputTokens: 1}
+		u.Merge(&d)
+		if u.OutputTokens != tc.want {
+			t.Errorf("%s: output %d, want %d", tc.usage, u.OutputTokens, tc.want)
+		}
+	}
+	u := Usage{OutputTokens: 1}
+	u.Merge(&DeltaUsage{})
+	if u.OutputTokens != 0 {
+		t.Errorf("a DeltaUsage built in code always has its output count: %d", u.OutputTokens)
+	}
+}
