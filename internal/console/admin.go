@@ -55,7 +55,7 @@ func (c *Console) adminRoutes(m *http.ServeMux) {
 func (c *Console) admin(h userHandler) userHandler {
 	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 		if s.Role != store.RoleAdmin {
-			c.errorPage(w, http.StatusNotFound, c.layout(s, a, "Not found", ""), "Page not found", "There is nothing here.")
+			c.errorPage(w, http.StatusNotFound, c.layout(r, s, a, "title.not_found", ""), "page.not_found", "page.not_found_msg")
 			return
 		}
 		h(w, r, s, a)
@@ -67,13 +67,13 @@ func (c *Console) adminPage(w http.ResponseWriter, r *http.Request, s store.Sess
 	if !slices.Contains(adminSections, section) {
 		section = "providers"
 	}
-	c.renderAdmin(w, r, s, a, web.Admin{Section: section}, flashFrom(r), http.StatusOK)
+	c.renderAdmin(w, r, s, a, web.Admin{Section: section}, c.flashFrom(r), http.StatusOK)
 }
 
 // renderAdmin fills the section v.Section of v and renders it.
 func (c *Console) renderAdmin(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, v web.Admin, flash *web.Flash, status int) {
 	ctx := r.Context()
-	v.Layout = c.layout(s, a, "Admin", "admin")
+	v.Layout = c.layout(r, s, a, "title.admin", "admin")
 	v.Flash = flash
 	var err error
 	switch v.Section {

@@ -33,14 +33,14 @@ func NewLoginLink(account string, now time.Time) (string, store.LoginLink) {
 func (c *Console) adminLinkConfirm(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
 	if !tokenShaped(token) {
-		c.errorPage(w, http.StatusBadRequest, web.Layout{}, "Sign-in link not valid", linkIncomplete)
+		c.errorPage(w, http.StatusBadRequest, c.bare(r), "page.link_invalid", "page.link_incomplete")
 		return
 	}
-	c.Pages.Render(w, http.StatusOK, "adminlink", web.AdminLink{Token: token})
+	c.Pages.Render(w, http.StatusOK, "adminlink", web.AdminLink{Layout: c.bare(r), Token: token})
 }
 
 // linkIncomplete is the refusal of a token that is missing or cannot be one.
-const linkIncomplete = "This sign-in link is incomplete. Run `modelgate admin login-link` again."
+const linkIncomplete = "page.link_incomplete"
 
 // tokenShaped reports whether s could be a link's token (randomToken's
 // form, with some slack): a guard before anything is hashed or looked up.
@@ -54,7 +54,7 @@ func (c *Console) adminLinkUse(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	token := r.PostFormValue("token")
 	refused := func(msg string) {
-		c.errorPage(w, http.StatusBadRequest, web.Layout{}, "Sign-in link not valid", msg)
+		c.errorPage(w, http.StatusBadRequest, c.bare(r), "page.link_invalid", msg)
 	}
 	if !tokenShaped(token) {
 		refused(linkIncomplete)
@@ -64,10 +64,10 @@ func (c *Console) adminLinkUse(w http.ResponseWriter, r *http.Request) {
 	l, err := c.Store.UseLoginLink(ctx, sum[:], c.now())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		refused("This sign-in link is unknown or has expired (links last 15 minutes). Run `modelgate admin login-link` again.")
+		refused("page.link_unknown")
 		return
 	case errors.Is(err, store.ErrConflict):
-		refused("This sign-in link has been used already; each link works once. Run `modelgate admin login-link` again.")
+		refused("page.link_used")
 		return
 	case err != nil:
 		c.internal(w, r, err)

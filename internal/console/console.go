@@ -155,7 +155,7 @@ func (c *Console) Handler() http.Handler {
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-store")
-		m.ServeHTTP(w, r)
+		m.ServeHTTP(w, c.withLang(w, r))
 	})
 }
 

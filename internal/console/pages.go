@@ -37,7 +37,7 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 func (c *Console) index(w http.ResponseWriter, r *http.Request) {
 	s, a, err := c.session(r)
 	if err != nil {
-		c.Pages.Render(w, http.StatusOK, "signin", web.SignIn{Providers: c.Labels})
+		c.Pages.Render(w, http.StatusOK, "signin", web.SignIn{Layout: c.bare(r), Providers: c.Labels})
 		return
 	}
 	c.overviewPage(w, r, s, a, nil)
@@ -63,12 +63,11 @@ func (c *Console) form(h userHandler) http.HandlerFunc {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		s, a, err := c.session(r)
 		if err != nil {
-			c.errorPage(w, http.StatusUnauthorized, web.Layout{}, "Signed out", "Your session has ended. Sign in again and retry.")
+			c.errorPage(w, http.StatusUnauthorized, c.bare(r), "page.signed_out", "page.signed_out_msg")
 			return
 		}
 		if !c.csrfOK(r, s) {
-			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Refused", ""), "Request refused",
-				"The form was stale or did not come from this console. Reload the page and try again.")
+			c.errorPage(w, http.StatusForbidden, c.layout(r, s, a, "title.refused", ""), "page.refused", "page.refused_msg")
 			return
 		}
 		h(w, r, s, a)
@@ -79,47 +78,36 @@ func (c *Console) form(h userHandler) http.HandlerFunc {
 func (c *Console) enabledForm(h userHandler) userHandler {
 	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 		if a.Disabled() {
-			c.errorPage(w, http.StatusForbidden, c.layout(s, a, "Account disabled", ""), "Account disabled", disabledMessage)
+			c.errorPage(w, http.StatusForbidden, c.layout(r, s, a, "title.account_disabled", ""), "title.account_disabled", "page.disabled_msg")
 			return
 		}
 		h(w, r, s, a)
 	}
 }
 
+// errorPage renders a full-page refusal; heading and msg are catalogue
+// keys (a text that is not one is shown as it is).
 func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, heading, msg string) {
+	tr := func(s string) string { return c.Pages.Text(l.Language(), s) }
+	heading, msg = tr(heading), tr(msg)
 	if l.Title == "" {
 		l.Title = heading
 	}
 	c.Pages.Render(w, status, "error", web.ErrorPage{Layout: l, Status: status, Heading: heading, Message: msg})
 }
 
-// layout is what every signed-in page shares.
-func (c *Console) layout(s store.Session, a store.Account, title, active string) web.Layout {
-	return web.Layout{Title: title, Active: active, Account: a.Name, Admin: s.Role == store.RoleAdmin,
-		Disabled: a.Disabled(), Balance: a.Balance, Currency: c.Currency, CSRF: s.CSRF}
-}
 
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
-var doneMessages = map[string]string{
-	"revoked":       "The key was revoked. It stops working within a second.",
-	"redeemed":      "The code was redeemed and your balance credited.",
-	"adjusted":      "The balance was adjusted.",
-	"disabled":      "The account was disabled; its keys stop working within a second.",
-	"enabled":       "The account was enabled.",
-	"admin-revoked": "The admin role was revoked; the account's open sessions lost the admin pages.",
-	"linked":        "The sign-in was linked to your account.",
-	"done":          "Thank you! Your balance is credited as soon as the payment is confirmed (usually seconds).",
-	"cancelled":     "The payment was cancelled; nothing was charged.",
-}
+var doneMessages = map[string]bool{"revoked": true, "redeemed": true, "adjusted": true, "disabled": true, "enabled": true,
+	"admin-revoked": true, "linked": true, "done": true, "cancelled": true}
 
-func flashFrom(r *http.Request) *web.Flash {
+func (c *Console) flashFrom(r *http.Request) *web.Flash {
 	q := r.URL.Query()
-	if m, ok := doneMessages[q.Get("done")]; ok {
-		return &web.Flash{Kind: "ok", Message: m}
-	}
-	if m, ok := doneMessages[q.Get("topup")]; ok {
-		return &web.Flash{Kind: "ok", Message: m}
+	for _, k := range []string{q.Get("done"), q.Get("topup")} {
+		if doneMessages[k] {
+			return &web.Flash{Kind: "ok", Message: c.text(r, "done."+k)}
+		}
 	}
 	return nil
 }
@@ -138,7 +126,7 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.S
 func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash, status int) {
 	ctx := r.Context()
 	if flash == nil {
-		flash = flashFrom(r)
+		flash = c.flashFrom(r)
 	}
 	since, until := c.statsRange(defaultStatsDays)
 	st, err := c.Store.UsageStats(ctx, a.ID, since, until)
@@ -156,7 +144,7 @@ func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s s
 		c.internal(w, r, err)
 		return
 	}
-	v := web.Overview{Layout: c.layout(s, a, "Overview", "overview"), Held: a.Held, Spent: a.Spent,
+	v := web.Overview{Layout: c.layout(r, s, a, "title.overview", "overview"), Held: a.Held, Spent: a.Spent,
 		Methods: c.Methods, MinTopUp: c.MinTopUp, MaxTopUp: c.MaxTopUp, BonusMax: c.Bonus.Max, BonusEligible: true}
 	if c.Payments == nil {
 		v.Methods = nil
@@ -202,8 +190,7 @@ func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s s
 
 func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 	c.log().ErrorContext(r.Context(), "console: page", "path", r.URL.Path, "err", err)
-	c.errorPage(w, http.StatusInternalServerError, web.Layout{}, "Something went wrong",
-		"The console could not load this page. Try again in a moment.")
+	c.errorPage(w, http.StatusInternalServerError, c.bare(r), "page.error", "page.error_msg")
 }
 
 func dayOf(d store.UsageGroup) web.Day {
@@ -213,7 +200,7 @@ func dayOf(d store.UsageGroup) web.Day {
 // --- keys ---
 
 func (c *Console) keysPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, flashFrom(r), http.StatusOK)
+	c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, c.flashFrom(r), http.StatusOK)
 }
 
 func firstOr(xs []string) string {
@@ -229,7 +216,7 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, s store.Ses
 		c.internal(w, r, err)
 		return
 	}
-	v.Layout = c.layout(s, a, "API keys", "keys")
+	v.Layout = c.layout(r, s, a, "title.keys", "keys")
 	v.Flash = flash
 	v.Groups = c.Groups
 	for _, k := range keys {
@@ -264,7 +251,7 @@ func (c *Console) createKeyForm(w http.ResponseWriter, r *http.Request, s store.
 func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	if e := c.dropKey(r.Context(), a, r.PathValue("id")); e != nil {
 		if e.Status == http.StatusNotFound {
-			c.errorPage(w, http.StatusNotFound, c.layout(s, a, "Not found", "keys"), "No such key", "This key does not exist or is not yours.")
+			c.errorPage(w, http.StatusNotFound, c.layout(r, s, a, "title.not_found", "keys"), "page.no_key", "page.no_key_msg")
 			return
 		}
 		c.renderKeys(w, r, s, a, web.Keys{}, errFlash(e), e.Status)
@@ -296,7 +283,7 @@ func (c *Console) redeemForm(w http.ResponseWriter, r *http.Request, s store.Ses
 
 func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	q := r.URL.Query()
-	v := web.Usage{Layout: c.layout(s, a, "Usage", "usage"),
+	v := web.Usage{Layout: c.layout(r, s, a, "title.usage", "usage"),
 		Filter: web.UsageFilter{From: q.Get("from"), To: q.Get("to"), Model: q.Get("model"), Key: q.Get("key"), Status: q.Get("status")}}
 	keys, err := c.ownKeys(r, a)
 	if err != nil {
@@ -386,7 +373,7 @@ func (c *Console) statsPage(w http.ResponseWriter, r *http.Request, s store.Sess
 		c.internal(w, r, err)
 		return
 	}
-	v := web.Stats{Layout: c.layout(s, a, "Statistics", "stats"), Days: days, Choices: []int{7, 30, 90}}
+	v := web.Stats{Layout: c.layout(r, s, a, "title.stats", "stats"), Days: days, Choices: []int{7, 30, 90}}
 	for _, d := range dailyFilled(st, since, days) {
 		x := dayOf(d)
 		v.Daily = append(v.Daily, x)

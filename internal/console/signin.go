@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
-	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -74,7 +73,7 @@ type flowCookie struct {
 func (c *Console) linkIdentity(w http.ResponseWriter, r *http.Request, sessionID string, cl identity.Claims) {
 	s, a, err := c.session(r)
 	if err != nil || s.ID != sessionID {
-		c.errorPage(w, http.StatusBadRequest, web.Layout{}, "Linking failed", "Your session changed during linking. Sign in and try again.")
+		c.errorPage(w, http.StatusBadRequest, c.bare(r), "title.linking_failed", "page.linking_session")
 		return
 	}
 	now := c.now()
@@ -86,8 +85,7 @@ func (c *Console) linkIdentity(w http.ResponseWriter, r *http.Request, sessionID
 			http.Redirect(w, r, "/console/?done=linked", http.StatusFound) // linked already
 			return
 		}
-		c.errorPage(w, http.StatusConflict, c.layout(s, a, "Linking failed", "overview"), "Already linked elsewhere",
-			"This sign-in belongs to another account. Sign in with it and use that account, or ask the operator to merge them.")
+		c.errorPage(w, http.StatusConflict, c.layout(r, s, a, "title.linking_failed", "overview"), "page.linked_elsewhere", "page.linked_elsewhere_msg")
 		return
 	}
 	if err != nil {

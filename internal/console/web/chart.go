@@ -249,21 +249,21 @@ func BarChart(label string, labels []string, values []float64, titles []string) 
 	return c.SVG() + c.Legend()
 }
 
-// dayLabel turns "2026-11-24" into "Nov 24".
-func dayLabel(d string) string {
+// dayLabel turns "2026-11-24" into "Nov 24" ("11月24日" in Chinese).
+func (lc locale) dayLabel(d string) string {
 	t, err := time.Parse(time.DateOnly, d)
 	if err != nil {
 		return d
 	}
-	return t.Format("Jan 2")
+	return monthDayIn(lc.lang, t)
 }
 
-func dayTitle(d string) string {
+func (lc locale) dayTitle(d string) string {
 	t, err := time.Parse(time.DateOnly, d)
 	if err != nil {
 		return d
 	}
-	return Date(t)
+	return dateIn(lc.lang, t)
 }
 
 func units(m money.Micros) float64 { return float64(m) / float64(money.Unit) }
@@ -281,44 +281,52 @@ func symbolOr(currency string) string {
 	return ""
 }
 
-// CostChart is the cost per day (Responsive).
-func CostChart(days []Day, currency string) template.HTML {
-	c := Chart{Label: "Cost per day (" + currency + ")", Tick: moneyTick(currency)}
-	for _, d := range days {
-		c.Bars = append(c.Bars, Bar{Label: dayLabel(d.Date), Values: []float64{units(d.Cost)},
-			Title: dayTitle(d.Date) + ": " + Money(d.Cost, currency)})
-	}
-	return c.Responsive()
-}
+// CostChart is the cost per day (Responsive), in English.
+func CostChart(days []Day, currency string) template.HTML { return english().costChart(days, currency) }
 
-// RequestsChart is the requests per day (Responsive).
-func RequestsChart(days []Day) template.HTML {
-	c := Chart{Label: "Requests per day", Integer: true}
-	for _, d := range days {
-		c.Bars = append(c.Bars, Bar{Label: dayLabel(d.Date), Values: []float64{float64(d.Requests)},
-			Title: dayTitle(d.Date) + ": " + Int(d.Requests) + " requests"})
-	}
-	return c.Responsive()
-}
+// RequestsChart is the requests per day (Responsive), in English.
+func RequestsChart(days []Day) template.HTML { return english().requestsChart(days) }
 
 // TokensChart is the tokens per day, prompt and completion stacked
-// (Responsive).
-func TokensChart(days []Day) template.HTML {
-	c := Chart{Label: "Tokens per day, prompt and completion", Integer: true, Series: []string{"Prompt", "Completion"}}
+// (Responsive), in English.
+func TokensChart(days []Day) template.HTML { return english().tokensChart(days) }
+
+// Sparkline is a small cost-per-day chart without axes, in English.
+func Sparkline(days []Day, currency string) template.HTML { return english().sparkline(days, currency) }
+
+func (lc locale) costChart(days []Day, currency string) template.HTML {
+	c := Chart{Label: lc.t("chart.cost_label", currency), Tick: moneyTick(currency)}
 	for _, d := range days {
-		c.Bars = append(c.Bars, Bar{Label: dayLabel(d.Date),
-			Values: []float64{float64(d.PromptTokens), float64(d.CompletionTokens)},
-			Title:  fmt.Sprintf("%s: %s prompt + %s completion tokens", dayTitle(d.Date), Int(d.PromptTokens), Int(d.CompletionTokens))})
+		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date), Values: []float64{units(d.Cost)},
+			Title: lc.dayTitle(d.Date) + ": " + Money(d.Cost, currency)})
 	}
 	return c.Responsive()
 }
 
-// Sparkline is a small cost-per-day chart without axes.
-func Sparkline(days []Day, currency string) template.HTML {
-	c := Chart{Label: "Spend over the last 30 days", Spark: true}
+func (lc locale) requestsChart(days []Day) template.HTML {
+	c := Chart{Label: lc.t("chart.requests_label"), Integer: true}
 	for _, d := range days {
-		c.Bars = append(c.Bars, Bar{Label: dayLabel(d.Date), Values: []float64{units(d.Cost)},
-			Title: dayTitle(d.Date) + ": " + Money(d.Cost, currency)})
+		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date), Values: []float64{float64(d.Requests)},
+			Title: lc.t("chart.requests_title", lc.dayTitle(d.Date), Int(d.Requests))})
+	}
+	return c.Responsive()
+}
+
+func (lc locale) tokensChart(days []Day) template.HTML {
+	c := Chart{Label: lc.t("chart.tokens_label"), Integer: true, Series: []string{lc.t("chart.prompt"), lc.t("chart.completion")}}
+	for _, d := range days {
+		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date),
+			Values: []float64{float64(d.PromptTokens), float64(d.CompletionTokens)},
+			Title:  lc.t("chart.tokens_title", lc.dayTitle(d.Date), Int(d.PromptTokens), Int(d.CompletionTokens))})
+	}
+	return c.Responsive()
+}
+
+func (lc locale) sparkline(days []Day, currency string) template.HTML {
+	c := Chart{Label: lc.t("chart.spark_label"), Spark: true}
+	for _, d := range days {
+		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date), Values: []float64{units(d.Cost)},
+			Title: lc.dayTitle(d.Date) + ": " + Money(d.Cost, currency)})
 	}
 	return c.SVG()
 }

@@ -192,10 +192,6 @@ func funcs() template.FuncMap {
 		"ms": func(d time.Duration) string {
 			return Int(d.Milliseconds()) + " ms"
 		},
-		"costChart":     CostChart,
-		"requestsChart": RequestsChart,
-		"tokensChart":   TokensChart,
-		"sparkline":     Sparkline,
 		"dict":          dict,
 		"list":          func(v ...string) []string { return v },
 		"title": func(s string) string {
@@ -214,4 +210,40 @@ func funcs() template.FuncMap {
 		},
 		"httpOK": func(s int) bool { return s > 0 && s < 400 },
 	}
+}
+
+// funcs are the template functions that speak lc's language: t (a
+// catalogue text, an error for an unknown key so a page naming one fails
+// to render), lang, date and the charts.
+func (lc locale) funcs() template.FuncMap {
+	return template.FuncMap{
+		"t":    func(key string, args ...any) (string, error) { return lc.cat.T(lc.lang, key, args...) },
+		"lang": func() string { return string(lc.lang) },
+		"date": func(t time.Time) string { return dateIn(lc.lang, t) },
+		"langs": func() []Lang { return Langs },
+		"langURL": langURL,
+		"langName": func(l Lang) string {
+			if l == Zh {
+				return "中文"
+			}
+			return "English"
+		},
+		"costChart":     lc.costChart,
+		"requestsChart": lc.requestsChart,
+		"tokensChart":   lc.tokensChart,
+		"sparkline":     lc.sparkline,
+	}
+}
+
+// langURL is path (the page's, "" for the console's home) with lang=l
+// added to its query.
+func langURL(path string, l Lang) string {
+	if path == "" {
+		path = "/console/"
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + "lang=" + url.QueryEscape(string(l))
 }

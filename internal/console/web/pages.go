@@ -24,40 +24,96 @@ var staticFS embed.FS
 // PageNames lists the pages Render knows, in the order of views.go.
 var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "adminlink", "error"}
 
-// Pages holds the parsed templates, one set per page.
+// Pages holds the parsed templates, one set per page and language.
 type Pages struct {
-	sets map[string]*template.Template
+	sets map[Lang]map[string]*template.Template
+	cat  *Catalog
 }
 
-// New parses every template once. A template error is a startup error.
-func New() (*Pages, error) {
-	base, err := template.New("base").Funcs(funcs()).ParseFS(templateFS, "templates/layout.html")
+// catalog is the embedded message catalogues, read once (read-only).
+var catalog = mustCatalog()
+
+func mustCatalog() *Catalog {
+	c, err := LoadCatalog()
 	if err != nil {
-		return nil, fmt.Errorf("console templates: %w", err)
+		panic(err)
 	}
-	p := &Pages{sets: make(map[string]*template.Template, len(PageNames))}
-	for _, name := range PageNames {
-		set, err := base.Clone()
-		if err == nil {
-			set, err = set.ParseFS(templateFS, "templates/"+name+".html")
-		}
+	return c
+}
+
+// locale is a language and its catalogue: what the templates' t, date and
+// chart functions speak.
+type locale struct {
+	lang Lang
+	cat  *Catalog
+}
+
+func english() locale { return locale{lang: En, cat: catalog} }
+
+// t is the catalogue's text; an unknown key comes back as the key.
+func (lc locale) t(key string, args ...any) string { return lc.cat.Text(lc.lang, key, args...) }
+
+// New parses every template once per language. A template error is a
+// startup error.
+func New() (*Pages, error) {
+	p := &Pages{sets: map[Lang]map[string]*template.Template{}, cat: catalog}
+	for _, l := range Langs {
+		lc := locale{lang: l, cat: catalog}
+		base, err := template.New("base").Funcs(funcs()).Funcs(lc.funcs()).ParseFS(templateFS, "templates/layout.html")
 		if err != nil {
-			return nil, fmt.Errorf("console template %s: %w", name, err)
+			return nil, fmt.Errorf("console templates: %w", err)
 		}
-		if set.Lookup("page") == nil {
-			return nil, fmt.Errorf("console template %s: no \"page\" defined", name)
+		sets := make(map[string]*template.Template, len(PageNames))
+		for _, name := range PageNames {
+			set, err := base.Clone()
+			if err == nil {
+				set, err = set.ParseFS(templateFS, "templates/"+name+".html")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("console template %s: %w", name, err)
+			}
+			if set.Lookup("page") == nil {
+				return nil, fmt.Errorf("console template %s: no \"page\" defined", name)
+			}
+			sets[name] = set
 		}
-		p.sets[name] = set
+		p.sets[l] = sets
 	}
 	return p, nil
 }
 
-// Render writes the page name with status. data is the page's view model
-// (SignIn, Overview, Keys, Usage, Stats, Admin, AdminLink or ErrorPage).
-// The page is rendered into a buffer first, so a template error becomes a
-// plain 500 rather than half a page.
+// Catalog is the catalogue the pages speak, for messages made in Go.
+func (p *Pages) Catalog() *Catalog { return p.cat }
+
+// Text is key's text in l (see Catalog.Text).
+func (p *Pages) Text(l Lang, key string, args ...any) string { return p.cat.Text(l, key, args...) }
+
+// languaged is a view model that says its language (every view embeds
+// Layout, which does).
+type languaged interface{ Language() Lang }
+
+// Language is the page's language; En when unset.
+func (l Layout) Language() Lang {
+	if l.Lang == "" {
+		return En
+	}
+	return l.Lang
+}
+
+// Render writes the page name with status, in the language data says
+// (see Layout.Lang). data is the page's view model (SignIn, Overview,
+// Keys, ...). The page is rendered into a buffer first, so a template
+// error becomes a plain 500 rather than half a page.
 func (p *Pages) Render(w http.ResponseWriter, status int, name string, data any) {
-	set := p.sets[name]
+	lang := En
+	if d, ok := data.(languaged); ok {
+		lang = d.Language()
+	}
+	sets, ok := p.sets[lang]
+	if !ok {
+		sets = p.sets[En]
+	}
+	set := sets[name]
 	if set == nil {
 		slog.Error("console: unknown page", "page", name)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
@@ -72,6 +128,7 @@ func (p *Pages) Render(w http.ResponseWriter, status int, name string, data any)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Length", fmt.Sprint(buf.Len()))
+	h.Set("Content-Language", string(lang))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -22,6 +22,11 @@ type Layout struct {
 	Currency string // ISO 4217, e.g. "USD"
 	CSRF     string // goes into every form as the hidden field csrf_token
 	Flash    *Flash // a message after an action, nil for none
+	// Lang is the page's language (see i18n.go); "" is En.
+	Lang Lang
+	// Path is the page's path with its query but without lang, for the
+	// language switch's links.
+	Path string
 }
 
 // Flash is a one-line message above the page's content.
@@ -32,6 +37,7 @@ type Flash struct {
 
 // SignIn is the signed-out page: one button per provider.
 type SignIn struct {
+	Layout    // only Lang and Path are used
 	Providers []Provider
 	Error     string // a refusal to show ("Sign-in failed; try again."), or ""
 }
@@ -289,7 +295,8 @@ type CodeBatch struct {
 // changes nothing; its form posts Token to /console/admin-link, which
 // uses the link up and signs the browser in.
 type AdminLink struct {
-	Token string
+	Layout // only Lang and Path are used
+	Token  string
 }
 
 // ErrorPage is a full-page refusal (a 404 for another user's object, a
