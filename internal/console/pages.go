@@ -96,7 +96,6 @@ func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, hea
 	c.Pages.Render(w, status, "error", web.ErrorPage{Layout: l, Status: status, Heading: heading, Message: msg})
 }
 
-
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]bool{"revoked": true, "redeemed": true, "adjusted": true, "disabled": true, "enabled": true,

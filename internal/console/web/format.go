@@ -192,8 +192,8 @@ func funcs() template.FuncMap {
 		"ms": func(d time.Duration) string {
 			return Int(d.Milliseconds()) + " ms"
 		},
-		"dict":          dict,
-		"list":          func(v ...string) []string { return v },
+		"dict": dict,
+		"list": func(v ...string) []string { return v },
 		"title": func(s string) string {
 			if s == "" {
 				return s
@@ -217,10 +217,10 @@ func funcs() template.FuncMap {
 // to render), lang, date and the charts.
 func (lc locale) funcs() template.FuncMap {
 	return template.FuncMap{
-		"t":    func(key string, args ...any) (string, error) { return lc.cat.T(lc.lang, key, args...) },
-		"lang": func() string { return string(lc.lang) },
-		"date": func(t time.Time) string { return dateIn(lc.lang, t) },
-		"langs": func() []Lang { return Langs },
+		"t":       func(key string, args ...any) (string, error) { return lc.cat.T(lc.lang, key, args...) },
+		"lang":    func() string { return string(lc.lang) },
+		"date":    func(t time.Time) string { return dateIn(lc.lang, t) },
+		"langs":   func() []Lang { return Langs },
 		"langURL": langURL,
 		"langName": func(l Lang) string {
 			if l == Zh {
