@@ -92,7 +92,7 @@ func (o *operator) Groups() []web.AdminGroup {
 	l := o.live()
 	out := make([]web.AdminGroup, 0, len(l.cfg.Groups))
 	for name, g := range l.cfg.Groups {
-		out = append(out, web.AdminGroup{Name: name, Models: g.Models})
+		out = append(out, web.AdminGroup{Name: name, Models: g.Models, Ratio: money.FormatRatio(int64(g.PriceRatio))})
 	}
 	slices.SortFunc(out, func(a, b web.AdminGroup) int { return strings.Compare(a.Name, b.Name) })
 	return out

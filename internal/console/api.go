@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/apikey"
-	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -67,11 +65,15 @@ type keyJSON struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	SpendCap   *string    `json:"spend_cap"`
-	Status     string     `json:"status,omitempty"` // active, revoked or expired; not on creation
+	Disabled   bool       `json:"disabled"`
+	// MonthSpent is what the key spent this UTC calendar month (list and
+	// PATCH answers; not on creation).
+	MonthSpent string `json:"month_spent,omitempty"`
+	Status     string `json:"status,omitempty"` // active, disabled, expired or revoked; not on creation
 }
 
 func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
-	j := keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Group: k.Group, CreatedAt: k.CreatedAt.UTC()}
+	j := keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Group: k.Group, CreatedAt: k.CreatedAt.UTC(), Disabled: k.Disabled()}
 	if !k.ExpiresAt.IsZero() {
 		t := k.ExpiresAt.UTC()
 		j.ExpiresAt = &t
@@ -85,16 +87,23 @@ func (c *Console) keyJSON(k store.Key, withStatus bool) keyJSON {
 		j.SpendCap = &s
 	}
 	if withStatus {
-		switch {
-		case k.Revoked():
-			j.Status = "revoked"
-		case k.Expired(c.now()):
-			j.Status = "expired"
-		default:
-			j.Status = "active"
-		}
+		j.Status = c.keyStatus(k)
 	}
 	return j
+}
+
+// keyStatus is the key's state as the list shows it: revoked, disabled,
+// expired or active (the first that applies).
+func (c *Console) keyStatus(k store.Key) string {
+	switch {
+	case k.Revoked():
+		return "revoked"
+	case k.Disabled():
+		return "disabled"
+	case k.Expired(c.now()):
+		return "expired"
+	}
+	return "active"
 }
 
 func (c *Console) listKeys(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
@@ -103,9 +112,16 @@ func (c *Console) listKeys(w http.ResponseWriter, r *http.Request, _ store.Sessi
 		fail(w, apierr.Internal(err))
 		return
 	}
+	spent, err := c.monthSpent(r.Context(), a.ID)
+	if err != nil {
+		fail(w, apierr.Internal(err))
+		return
+	}
 	data := []keyJSON{}
 	for _, k := range own {
-		data = append(data, c.keyJSON(k, true))
+		j := c.keyJSON(k, true)
+		j.MonthSpent = spent[k.ID].String()
+		data = append(data, j)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": data})
 }
@@ -133,27 +149,24 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, _ store.Sess
 
 // newKey validates req and creates the key; the answer carries the secret.
 func (c *Console) newKey(ctx context.Context, a store.Account, req createKeyRequest) (keyJSON, *apierr.Error) {
-	if n := utf8.RuneCountInString(req.Name); n > MaxKeyName || !utf8.ValidString(req.Name) {
-		return keyJSON{}, apierr.Invalid("name", "name must be valid UTF-8 of at most %d characters.", MaxKeyName)
+	name, e := cleanKeyName(req.Name)
+	if e != nil {
+		return keyJSON{}, e
 	}
 	if !slices.Contains(c.Groups, req.Group) {
 		return keyJSON{}, apierr.Invalid("group", "group must be one of the groups listed by /console/api/me.")
 	}
 	now := c.now()
-	k := store.Key{ID: newID("key_"), AccountID: a.ID, Group: req.Group, Name: req.Name, CreatedAt: now}
-	if req.SpendCap != nil && *req.SpendCap != "" {
-		v, err := money.Parse(*req.SpendCap)
-		if err != nil || v < 0 {
-			return keyJSON{}, apierr.Invalid("spend_cap", "spend_cap must be a decimal amount of 0 or more with at most 6 decimals, like \"25\" or \"0.5\".")
+	k := store.Key{ID: newID("key_"), AccountID: a.ID, Group: req.Group, Name: name, CreatedAt: now}
+	if req.SpendCap != nil {
+		if k.SpendCap, e = parseCap(*req.SpendCap); e != nil {
+			return keyJSON{}, e
 		}
-		k.SpendCap = v
 	}
 	if req.ExpiresAt != nil && *req.ExpiresAt != "" {
-		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
-		if err != nil || !t.After(now) {
-			return keyJSON{}, apierr.Invalid("expires_at", "expires_at must be an RFC 3339 time in the future, like 2030-01-02T15:04:05Z.")
+		if k.ExpiresAt, e = parseExpiry(*req.ExpiresAt, now); e != nil {
+			return keyJSON{}, e
 		}
-		k.ExpiresAt = t.UTC()
 	}
 	secret, display, hash := apikey.Generate()
 	k.Prefix, k.Hash = display, hash

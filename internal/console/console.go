@@ -140,6 +140,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("GET /console/api/keys", c.user(false, c.listKeys))
 	m.HandleFunc("POST /console/api/keys", c.user(true, c.enabled(c.createKey)))
 	m.HandleFunc("DELETE /console/api/keys/{id}", c.user(true, c.revokeKey))
+	m.HandleFunc("PATCH /console/api/keys/{id}", c.user(true, c.patchKey))
 	m.HandleFunc("POST /console/api/topups", c.user(true, c.enabled(c.createTopUp)))
 	m.HandleFunc("GET /console/api/topups", c.user(false, c.listTopUps))
 	m.HandleFunc("POST /console/api/redeem", c.user(true, c.enabled(c.redeem)))

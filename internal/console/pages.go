@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/console/web"
@@ -21,13 +20,11 @@ import (
 func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.Handle("GET /console/static/", web.Static())
 	m.HandleFunc("GET /console/{$}", c.index)
-	m.HandleFunc("GET /console/keys", c.page(c.keysPage))
 	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))
 	m.HandleFunc("GET /console/stats", c.page(c.statsPage))
-	m.HandleFunc("POST /console/keys", c.form(c.enabledForm(c.createKeyForm)))
-	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
 	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))
 	m.HandleFunc("POST /console/redeem", c.form(c.enabledForm(c.redeemForm)))
+	c.keyRoutes(m)
 	m.HandleFunc("GET /console/admin-link", c.adminLinkConfirm)
 	m.HandleFunc("POST /console/admin-link", c.adminLinkUse)
 	c.adminRoutes(m)
@@ -99,7 +96,8 @@ func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, hea
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]bool{"revoked": true, "redeemed": true, "adjusted": true, "disabled": true, "enabled": true,
-	"admin-revoked": true, "linked": true, "done": true, "cancelled": true}
+	"admin-revoked": true, "linked": true, "done": true, "cancelled": true,
+	"key-updated": true, "key-disabled": true, "key-enabled": true}
 
 func (c *Console) flashFrom(r *http.Request) *web.Flash {
 	q := r.URL.Query()
@@ -194,69 +192,6 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 
 func dayOf(d store.UsageGroup) web.Day {
 	return web.Day{Date: d.Key, Requests: d.Requests, PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens, Cost: d.Cost}
-}
-
-// --- keys ---
-
-func (c *Console) keysPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, c.flashFrom(r), http.StatusOK)
-}
-
-func firstOr(xs []string) string {
-	if len(xs) > 0 {
-		return xs[0]
-	}
-	return ""
-}
-
-func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, v web.Keys, flash *web.Flash, status int) {
-	keys, err := c.ownKeys(r, a)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	v.Layout = c.layout(r, s, a, "title.keys", "keys")
-	v.Flash = flash
-	v.Groups = c.Groups
-	for _, k := range keys {
-		v.Keys = append(v.Keys, web.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Group: k.Group, CreatedAt: k.CreatedAt,
-			LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, SpendCap: k.SpendCap, Spent: k.Spent, Status: c.keyJSON(k, true).Status})
-	}
-	c.Pages.Render(w, status, "keys", v)
-}
-
-func (c *Console) createKeyForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	f := web.KeyForm{Name: r.PostFormValue("name"), Group: r.PostFormValue("group"), Expires: r.PostFormValue("expires"),
-		SpendCap: r.PostFormValue("spend_cap")}
-	req := createKeyRequest{Name: f.Name, Group: f.Group, SpendCap: &f.SpendCap}
-	if f.Expires != "" {
-		d, err := time.Parse(time.DateOnly, f.Expires)
-		if err != nil {
-			c.renderKeys(w, r, s, a, web.Keys{Form: f}, &web.Flash{Kind: "error", Message: "Pick an expiry date, or leave it empty for a key that never expires."}, http.StatusBadRequest)
-			return
-		}
-		end := d.Add(day).Format(time.RFC3339) // the key works through the chosen day (UTC)
-		req.ExpiresAt = &end
-	}
-	j, e := c.newKey(r.Context(), a, req)
-	if e != nil {
-		c.renderKeys(w, r, s, a, web.Keys{Form: f}, errFlash(e), e.Status)
-		return
-	}
-	c.renderKeys(w, r, s, a, web.Keys{NewKey: &web.NewKey{Name: j.Name, Secret: j.Key}, Form: web.KeyForm{Group: j.Group}},
-		&web.Flash{Kind: "ok", Message: "Key created. Copy it now: it is shown only once."}, http.StatusCreated)
-}
-
-func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	if e := c.dropKey(r.Context(), a, r.PathValue("id")); e != nil {
-		if e.Status == http.StatusNotFound {
-			c.errorPage(w, http.StatusNotFound, c.layout(r, s, a, "title.not_found", "keys"), "page.no_key", "page.no_key_msg")
-			return
-		}
-		c.renderKeys(w, r, s, a, web.Keys{}, errFlash(e), e.Status)
-		return
-	}
-	http.Redirect(w, r, "/console/keys?done=revoked", http.StatusSeeOther)
 }
 
 // --- money ---

@@ -176,7 +176,7 @@ func TestRenderEveryPage(t *testing.T) {
 		"overview":             {"$42.50", "$1.20 held", `action="/console/topups"`, `name="method" value="card"`, "<span>Card</span>", "<span>Alipay</span>", `min="5.00"`, `max="1000.00"`, `step="0.01"`, "10% on top", "up to $50.00", `action="/console/redeem"`, `name="code"`, "badge-warn", `href="/console/login/google?link=1"`, "octocat@github.com", `action="/console/logout"`, `role="img"`},
 		"overview-empty":       {"Top-ups are not enabled", "No top-ups yet", "$0.00"},
 		"overview-disabled":    {`class="flash flash-disabled" role="alert"`, "This account is disabled.", "Contact the operator"},
-		"keys":                 {`data-copy="new-key-secret"`, "sk-mg-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "shown only once", `action="/console/keys/k1/revoke"`, `action="/console/keys/k2/revoke"`, `data-confirm="Revoke this key?`, "&lt;script&gt;alert(1)&lt;/script&gt;", "never", "$3.4567", "$25.00", `role="alert"`, `value="staging"`, `<option value="premium" selected>`, `name="expires"`, `type="date"`, `name="spend_cap"`, "Unnamed"},
+		"keys":                 {`data-copy="new-key-secret"`, "sk-mg-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "shown only once", `action="/console/keys/k1/revoke"`, `action="/console/keys/k2/revoke"`, `data-confirm="Revoke this key?`, "&lt;script&gt;alert(1)&lt;/script&gt;", "never", "$3.4567", "$25.00", `role="alert"`, `value="staging"`, `<option value="premium" selected>`, `name="expires"`, `type="date"`, `name="spend_cap"`, "Unnamed", "Expires (UTC)", "Dec 28, 2026", `value="2026-12-28"`, "$1.25", `action="/console/keys/k2"`, `action="/console/keys/k1/disable"`, `action="/console/keys/k5/enable"`, "<details open>", "gpt-4o*, claude-*", "prices ×1.2", `class="group-info-item is-selected" data-group="premium"`, `badge-bad">disabled`},
 		"keys-empty":           {"No keys yet — create one above."},
 		"usage":                {`method="get" action="/console/usage"`, `name="from"`, `name="to"`, `href="/console/api/usage.csv?model=gpt-4o-mini"`, "Export CSV", `href="/console/usage?model=gpt-4o-mini&amp;cursor=abc"`, "First page", `<option value="gpt-4o-mini" selected>`, `<option value="k2" selected>`, "rate_limited", "1,511", "&lt;script&gt;alert(1)&lt;/script&gt;"},
 		"usage-empty":          {"No requests match", `value="2026-11-01"`, `<option value="error" selected>`},
@@ -220,12 +220,20 @@ func TestRenderEveryPage(t *testing.T) {
 	}
 }
 
-func TestRenderKeysRevokeOnlyActive(t *testing.T) {
+func TestRenderKeysFormsOnlyUnrevoked(t *testing.T) {
 	body, _ := render(t, mustPages(t), "keys", sampleKeys(false))
-	for _, id := range []string{"k3", "k4"} {
-		if strings.Contains(body, "/console/keys/"+id+"/revoke") {
-			t.Errorf("key %s is not active but has a Revoke button", id)
+	for _, action := range []string{"/revoke", "/disable", "/enable", `"`} {
+		if strings.Contains(body, `action="/console/keys/k3`+action) {
+			t.Errorf("the revoked key has a form %s", action)
 		}
+	}
+	for _, action := range []string{`k4/revoke"`, `k4"`, `k5/enable"`, `k5"`} {
+		if !strings.Contains(body, `action="/console/keys/`+action) {
+			t.Errorf("no form %s", action)
+		}
+	}
+	if strings.Contains(body, `action="/console/keys/k5/disable"`) || strings.Contains(body, `action="/console/keys/k1/enable"`) {
+		t.Error("disable offered to a disabled key, or enable to an active one")
 	}
 }
 

@@ -96,7 +96,9 @@ func sampleOverview(empty bool) Overview {
 }
 
 func sampleKeys(empty bool) Keys {
-	k := Keys{Layout: sampleLayout("API keys", "keys"), Groups: []string{"default", "premium"}}
+	k := Keys{Layout: sampleLayout("API keys", "keys"), Groups: []string{"default", "premium"},
+		GroupInfo: []AdminGroup{{Name: "default", Models: []string{"gpt-4o-mini", "gemini-*"}, Ratio: "1"},
+			{Name: "premium", Models: []string{"gpt-4o*", "claude-*"}, Ratio: "1.2"}}}
 	if empty {
 		return k
 	}
@@ -104,10 +106,16 @@ func sampleKeys(empty bool) Keys {
 	k.Form = KeyForm{Name: "staging", Group: "premium", SpendCap: "abc"}
 	k.NewKey = &NewKey{Name: "production backend", Secret: "sk-mg-9f8e7d6c5b4a39281706f5e4d3c2b1a0"}
 	k.Keys = []Key{
-		{ID: "k1", Name: "production backend", Prefix: "sk-mg-9f8e…", Group: "default", CreatedAt: sampleNow, Status: "active"},
-		{ID: "k2", Name: xssName, Prefix: "sk-mg-1a2b…", Group: "premium", CreatedAt: sampleNow.AddDate(0, -1, 0), LastUsedAt: sampleNow.Add(-time.Hour), ExpiresAt: sampleNow.AddDate(0, 2, 0), SpendCap: usd(25), Spent: usd(3.4567), Status: "active"},
+		{ID: "k1", Name: "production backend", Prefix: "sk-mg-9f8e…", Group: "default", CreatedAt: sampleNow, Status: "active",
+			Edit: KeyForm{Name: "production backend"}},
+		{ID: "k2", Name: xssName, Prefix: "sk-mg-1a2b…", Group: "premium", CreatedAt: sampleNow.AddDate(0, -1, 0), LastUsedAt: sampleNow.Add(-time.Hour),
+			ExpiresAt: time.Date(2026, 12, 29, 0, 0, 0, 0, time.UTC), LastDay: time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC),
+			SpendCap: usd(25), Spent: usd(3.4567), MonthSpent: usd(1.25), Status: "active",
+			Edit: KeyForm{Name: strings.Repeat("x", 120), SpendCap: "-1", Expires: "2026-12-28"}, EditOpen: true},
 		{ID: "k3", Name: strings.Repeat("very-long-key-name-", 540), Prefix: "sk-mg-77aa…", Group: "default", CreatedAt: sampleNow.AddDate(0, -3, 0), LastUsedAt: sampleNow.AddDate(0, -2, 0), Spent: usd(120), Status: "revoked"},
-		{ID: "k4", Name: "", Prefix: "sk-mg-0c0c…", Group: "default", CreatedAt: sampleNow.AddDate(-1, 0, 0), ExpiresAt: sampleNow.AddDate(0, -1, 0), Status: "expired"},
+		{ID: "k4", Name: "", Prefix: "sk-mg-0c0c…", Group: "default", CreatedAt: sampleNow.AddDate(-1, 0, 0), ExpiresAt: sampleNow.AddDate(0, -1, 0), LastDay: sampleNow.AddDate(0, -1, -1), Status: "expired"},
+		{ID: "k5", Name: "paused job", Prefix: "sk-mg-5d5d…", Group: "premium", CreatedAt: sampleNow.AddDate(0, 0, -3), Disabled: true, Status: "disabled",
+			SpendCap: usd(5), Edit: KeyForm{Name: "paused job", SpendCap: "5"}},
 	}
 	return k
 }

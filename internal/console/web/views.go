@@ -91,27 +91,42 @@ type Identity struct {
 type Keys struct {
 	Layout
 	Groups []string // the groups a new key may be bound to
-	Keys   []Key    // newest first
-	// NewKey is set on the page answering a creation: its secret is shown
-	// this once, with a copy button.
+	// GroupInfo says what each of Groups means (its model patterns and
+	// price ratio), shown under the group select; may be empty.
+	GroupInfo []AdminGroup
+	Keys      []Key // newest first
+	// NewKey is set on the first GET after a creation (the secret handed
+	// over once, see the console's reveal): shown this once, with a copy
+	// button.
 	NewKey *NewKey
 	// Form echoes what was typed when a creation was refused (the Flash
 	// says why).
 	Form KeyForm
 }
 
-// Key is a row of the key list.
+// Key is a row of the key list. Its forms post to /console/keys/{ID}
+// (edit: name, spend_cap, expires), /console/keys/{ID}/disable, /enable and
+// /revoke; all answer 303 back to /console/keys.
 type Key struct {
 	ID         string
 	Name       string
 	Prefix     string // "sk-mg-abcd…", shown in monospace
 	Group      string
 	CreatedAt  time.Time
-	LastUsedAt time.Time    // zero: never
-	ExpiresAt  time.Time    // zero: never
+	LastUsedAt time.Time // zero: never
+	ExpiresAt  time.Time // zero: never; the instant the key stops working
+	// LastDay is the UTC day the key works through (the day picked in
+	// the form; zero: never expires). ExpiresAt is the end of that day.
+	LastDay    time.Time
 	SpendCap   money.Micros // 0: none
-	Spent      money.Micros
-	Status     string // "active", "revoked", "expired"; only active keys get a Revoke button (POST /console/keys/{ID}/revoke)
+	Spent      money.Micros // all time
+	MonthSpent money.Micros // this UTC calendar month
+	Disabled   bool         // disabled (can be enabled again), whatever Status says
+	Status     string       // "active", "disabled", "expired", "revoked"; revoked keys get no forms
+	// Edit fills the row's edit form (Group unused): the key as it is, or
+	// what was typed when a change was refused (EditOpen then opens it).
+	Edit     KeyForm
+	EditOpen bool
 }
 
 // NewKey is a just-created key.
@@ -120,8 +135,9 @@ type NewKey struct {
 	Secret string
 }
 
-// KeyForm is the create form's values: name, group, expires (a date,
-// "2026-12-31"), spend_cap (a decimal amount).
+// KeyForm is a key form's values: name, group (creation only), expires (a
+// date, "2026-12-31": the key works through that day, UTC), spend_cap (a
+// decimal amount, "" for none).
 type KeyForm struct {
 	Name     string
 	Group    string
@@ -257,6 +273,7 @@ type AdminModel struct {
 type AdminGroup struct {
 	Name   string
 	Models []string // the patterns, as configured
+	Ratio  string   // price_ratio as a decimal ("1", "1.2", "0.8"); "" unknown
 }
 
 // AdminAccount is an account row: POST /console/admin/accounts/{ID}/adjust

@@ -96,3 +96,21 @@
     }
   }
 })();
+
+// <select data-group-select>: highlight the chosen group's description
+// (.group-info-item[data-group]) below the key form.
+(function () {
+  'use strict';
+  var sel = document.querySelector('select[data-group-select]');
+  if (!sel) {
+    return;
+  }
+  var show = function () {
+    var items = document.querySelectorAll('.group-info-item[data-group]');
+    for (var i = 0; i < items.length; i++) {
+      items[i].classList.toggle('is-selected', items[i].getAttribute('data-group') === sel.value);
+    }
+  };
+  sel.addEventListener('change', show);
+  show();
+})();
