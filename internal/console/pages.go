@@ -99,7 +99,8 @@ func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, hea
 // doneMessages are the confirmations a redirect may ask for (?done=…):
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]bool{"revoked": true, "redeemed": true, "adjusted": true, "disabled": true, "enabled": true,
-	"admin-revoked": true, "linked": true, "done": true, "cancelled": true}
+	"admin-revoked": true, "linked": true, "done": true, "cancelled": true,
+	"admin-granted": true, "key-disabled": true, "key-enabled": true, "key-revoked": true, "codes-created": true}
 
 func (c *Console) flashFrom(r *http.Request) *web.Flash {
 	q := r.URL.Query()

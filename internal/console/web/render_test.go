@@ -122,7 +122,7 @@ func checkPage(t *testing.T, slug, body string, doc *html.Node) {
 			method, _ := attr(n, "method")
 			action, _ := attr(n, "action")
 			if strings.EqualFold(method, "get") {
-				if action != "/console/usage" {
+				if action != "/console/usage" && action != "/console/admin" {
 					t.Errorf("%s: GET form to %s", slug, action)
 				}
 				return
@@ -188,9 +188,12 @@ func TestRenderEveryPage(t *testing.T) {
 		"admin-providers":      {`href="/console/admin?section=models"`, `action="/console/admin/providers/openai/test"`, "overloaded_error", "1,234 ms", "badge-warn"},
 		"admin-models":         {"$0.15 / $0.60 per 1M tokens", "embedding"},
 		"admin-groups":         {"text-embedding-*"},
-		"admin-accounts":       {`action="/console/admin/accounts/a1/adjust"`, `name="reason"`, `action="/console/admin/accounts/a1/disable"`, `action="/console/admin/accounts/a2/enable"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;", `action="/console/admin/accounts/a1/revoke-admin"`, "by console.admins <code>github:4242</code>"},
+		"admin-accounts":       {`href="/console/admin/accounts/github:octocat"`, `name="q" value="octo"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;", "sso:octo.cat@example.com", `rel="next"`},
 		"admin-codes":          {`action="/console/admin/codes"`, `name="batch"`, `name="count"`, `name="amount"`, `name="expires"`, "MG-3LMN-P0QA-1RTY", `data-copy="new-codes"`, "37 / 100"},
-		"admin-errors":         {"rate_limited", "429"},
+		"admin-errors":         {"upstream_unavailable", "503", "HTTP 529", "req_01JD8Z6Q2V7YH3KX9T", `href="/console/admin/accounts/github:hubot"`, `value="claude-sonnet-4"`, `rel="next"`},
+		"admin-errors-empty":   {"No errors"},
+		"admin-account":        {`action="/console/admin/accounts/a2/adjust"`, `name="reason"`, `action="/console/admin/accounts/a2/enable"`, `action="/console/admin/accounts/a2/grant-admin"`, `action="/console/admin/accounts/a2/keys/k1/disable"`, `action="/console/admin/accounts/a2/keys/k2/enable"`, `action="/console/admin/accounts/a2/keys/k1/revoke"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "mallory@example.com", "×42"},
+		"admin-account-self":   {`action="/console/admin/accounts/a1/adjust"`, "your own account"},
 		"admin-accounts-empty": {"No accounts yet."},
 	}
 	for _, sp := range samplePages() {

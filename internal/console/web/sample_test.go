@@ -199,11 +199,68 @@ func sampleAdmin(section string, empty bool) Admin {
 		{Batch: "partners", Amount: usd(50), Count: 10, Redeemed: 10, CreatedAt: sampleNow.AddDate(0, -2, 0)},
 	}
 	if section == "codes" {
-		a.Flash = &Flash{Kind: "ok", Message: "Created 3 codes in batch launch-promo."}
+		a.Flash = &Flash{Kind: "ok", Message: "The codes were created. Copy them now: they are shown only once."}
 		a.NewCodes = []string{"MG-7KQ2-XH4P-99ZD", "MG-3LMN-P0QA-1RTY", "MG-ZZ81-CC0E-4KLM"}
+		a.NewBatch = "launch-promo"
 	}
-	a.Errors = sampleRows(10)[3:4]
+	a.Accounts[0].Logins = []string{"github:octocat", "sso:octo.cat@example.com"}
+	a.Accounts[0].Email = "octocat@github.com"
+	if section == "accounts" {
+		a.Query = "octo"
+		a.NextURL = "/console/admin?section=accounts&q=octo&cursor=abc"
+	}
+	a.Errors = sampleErrors()
+	if section == "errors" {
+		a.ErrModel = "claude-sonnet-4"
+		a.FirstURL = "/console/admin?section=errors&model=claude-sonnet-4"
+		a.NextURL = "/console/admin?section=errors&model=claude-sonnet-4&cursor=abc"
+	}
 	return a
+}
+
+func sampleErrors() []AdminError {
+	t := sampleNow.Add(-3 * time.Minute)
+	return []AdminError{
+		{CreatedAt: t, Account: "github:octocat", KeyName: "production backend", Model: "claude-sonnet-4", Provider: "anthropic",
+			Status: 503, Code: "upstream_unavailable", Message: "provider anthropic: HTTP 529: overloaded_error Overloaded", RequestID: "req_01JD8Z6Q2V7YH3KX9T"},
+		{CreatedAt: t.Add(-time.Hour), Account: xssName, KeyName: xssName, Model: strings.Repeat("very-long-model-id-", 8), Provider: "openai",
+			Status: 400, Code: "context_length_exceeded", Message: strings.Repeat("This model's maximum context length is 128000 tokens. ", 6), RequestID: "req_01JD8Y"},
+		{CreatedAt: t.Add(-2 * time.Hour), Account: "github:hubot", KeyName: "ci-runner", Model: "gpt-4o-mini", Provider: "openai",
+			Status: 499, Code: "client_closed_request", Message: "The client went away before the answer was complete.", RequestID: "req_01JD8X"},
+	}
+}
+
+func sampleAccountPage(self bool) AdminAccountPage {
+	p := AdminAccountPage{Layout: sampleLayout("github:octocat", "admin"), Held: usd(1.2), Self: self,
+		UsageURL: "/console/api/admin/accounts/github:octocat/usage", LedgerURL: "/console/api/admin/accounts/github:octocat/ledger"}
+	p.Target = sampleAdmin("accounts", false).Accounts[0]
+	if self {
+		p.Flash = &Flash{Kind: "error", Message: "You cannot disable your own account."}
+		return p
+	}
+	p.Target = AdminAccount{ID: "a2", Name: xssName, Balance: usd(12.5), Spent: usd(87.25), Keys: 2, Disabled: true,
+		CreatedAt: sampleNow.AddDate(0, -3, 0), Email: "mallory@example.com", Logins: []string{"github:mallory"}}
+	p.Flash = &Flash{Kind: "ok", Message: "The balance was adjusted."}
+	p.Identities = []Identity{{Provider: "github", Login: "mallory", Email: "mallory@example.com", LastSeenAt: sampleNow},
+		{Provider: "sso", Login: strings.Repeat("long.login.name", 8), LastSeenAt: sampleNow.AddDate(0, -1, 0)}}
+	p.Keys = []AdminKey{
+		{ID: "k1", Name: "production backend", Prefix: "sk-mg-9f8e…", Group: "default", Status: "active", CreatedAt: sampleNow, LastUsedAt: sampleNow, SpendCap: usd(25), Spent: usd(3.4567)},
+		{ID: "k2", Name: xssName, Prefix: "sk-mg-1a2b…", Group: "premium", Status: "disabled", CreatedAt: sampleNow.AddDate(0, -1, 0)},
+		{ID: "k3", Prefix: "sk-mg-77aa…", Group: "default", Status: "revoked", CreatedAt: sampleNow.AddDate(0, -3, 0), Spent: usd(120)},
+		{ID: "k4", Name: "old", Prefix: "sk-mg-0c0c…", Group: "default", Status: "expired", CreatedAt: sampleNow.AddDate(-1, 0, 0)},
+	}
+	p.TopUps = sampleOverview(false).TopUps
+	p.Ledger = []LedgerLine{
+		{Time: sampleNow, Kind: "adjustment", Amount: usd(-2.5), BalanceAfter: usd(12.5), Note: "console, by ops: duplicate charge on Nov 3 " + xssName},
+		{Time: sampleNow.Add(-time.Hour), Kind: "usage", Amount: usd(-0.123456), BalanceAfter: usd(15), Count: 42},
+		{Time: sampleNow.AddDate(0, 0, -2), Kind: "code", Amount: usd(10), BalanceAfter: usd(15.123456)},
+		{Time: sampleNow.AddDate(0, 0, -9), Kind: "topup", Amount: usd(50), BalanceAfter: usd(5.123456)},
+		{Time: sampleNow.AddDate(0, 0, -9), Kind: "bonus", Amount: usd(5), BalanceAfter: usd(55.123456)},
+		{Time: sampleNow.AddDate(0, 0, -20), Kind: "refund", Amount: usd(1), BalanceAfter: usd(1)},
+	}
+	p.Usage = sampleRows(6)
+	p.Totals = sumDays(sampleDays(30, false))
+	return p
 }
 
 func sampleError(signedIn bool) ErrorPage {
@@ -241,6 +298,9 @@ func samplePages() []samplePage {
 	for _, s := range []string{"providers", "models", "groups", "accounts", "codes", "errors"} {
 		pages = append(pages, samplePage{"admin-" + s, "admin", sampleAdmin(s, false)})
 	}
-	pages = append(pages, samplePage{"admin-accounts-empty", "admin", sampleAdmin("accounts", true)})
+	pages = append(pages, samplePage{"admin-accounts-empty", "admin", sampleAdmin("accounts", true)},
+		samplePage{"admin-errors-empty", "admin", sampleAdmin("errors", true)},
+		samplePage{"admin-account", "admin_account", sampleAccountPage(false)},
+		samplePage{"admin-account-self", "admin_account", sampleAccountPage(true)})
 	return pages
 }

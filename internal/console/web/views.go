@@ -212,8 +212,15 @@ type Admin struct {
 	Groups    []AdminGroup
 	Accounts  []AdminAccount
 	Batches   []CodeBatch
-	NewCodes  []string // codes just created, shown this once (with the batch label in Flash)
-	Errors    []UsageRow
+	NewCodes  []string // codes just created, shown this once after the form's redirect
+	NewBatch  string   // their batch's label
+	Errors    []AdminError
+	// Query is the accounts section's search ("" lists every account);
+	// ErrAccount and ErrModel filter the errors section.
+	Query, ErrAccount, ErrModel string
+	// NextURL and FirstURL page the accounts and errors sections ("" on
+	// the last page, and on the first).
+	NextURL, FirstURL string
 	// TestResult is the outcome of "send a test request" for one provider.
 	TestResult *TestResult
 }
@@ -232,8 +239,12 @@ type AdminProvider struct {
 	CircuitUntil time.Time
 	Keys         int   // API keys configured
 	KeysOut      int   // keys the vendor refused, out of rotation until a reload
-	Requests     int64 // last hour
-	Errors       int64 // last hour
+	Requests     int64 // upstream tries in the last hour
+	Errors       int64 // of which failed (no answer, 5xx, 429, 401, 403)
+	// LastError is the newest failed try's error in the last hour, ""
+	// when none failed; LastErrorAt is when its request ran.
+	LastError   string
+	LastErrorAt time.Time
 }
 
 // TestResult is a test request's outcome.
@@ -276,6 +287,10 @@ type AdminAccount struct {
 	// configuration can take that away.
 	AdminBy   string
 	CreatedAt time.Time
+	// Email is the newest sign-in's verified e-mail, Logins the sign-ins
+	// as "provider:login".
+	Email  string
+	Logins []string
 }
 
 // CodeBatch is a batch of redemption codes. The create form posts to
