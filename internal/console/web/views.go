@@ -66,9 +66,9 @@ type Overview struct {
 	TopUps        []TopUp      // top-ups still waiting for their payment, newest first
 	// Credits are the latest credits and operator corrections from the
 	// ledger (top-ups, codes, bonuses, adjustments, refunds), newest first.
-	Credits []LedgerRow
-	Identities    []Identity   // linked sign-ins
-	LinkProviders []Provider   // providers the user may still link (the button goes to /console/login/{Name}?link=1)
+	Credits       []LedgerRow
+	Identities    []Identity // linked sign-ins
+	LinkProviders []Provider // providers the user may still link (the button goes to /console/login/{Name}?link=1)
 }
 
 // TopUp is a row of the top-up history.
