@@ -84,11 +84,11 @@ func sampleOverview(empty bool) Overview {
 	o.Methods = []string{"card", "alipay"}
 	o.MinTopUp, o.MaxTopUp = usd(5), usd(1000)
 	o.BonusPercent, o.BonusMax, o.BonusEligible = "10", usd(50), true
-	o.TopUps = []TopUp{
-		{ID: "t3", Amount: usd(20), Method: "card", Status: "pending", CreatedAt: sampleNow},
-		{ID: "t2", Amount: usd(50), Bonus: usd(5), Method: "card", Status: "paid", CreatedAt: sampleNow.AddDate(0, 0, -9), PaidAt: sampleNow.AddDate(0, 0, -9).Add(time.Minute)},
-		{ID: "t1", Amount: usd(10), Method: "code", Status: "paid", CreatedAt: sampleNow.AddDate(0, -1, 0), PaidAt: sampleNow.AddDate(0, -1, 0)},
-		{ID: "t0", Amount: usd(100), Method: "alipay", Status: "failed", CreatedAt: sampleNow.AddDate(0, -2, 0)},
+	o.TopUps = []TopUp{{ID: "t3", Amount: usd(20), Method: "card", Status: "pending", CreatedAt: sampleNow}}
+	for _, r := range sampleLedgerRows() {
+		if r.Kind != "usage" && len(o.Credits) < 6 {
+			o.Credits = append(o.Credits, r)
+		}
 	}
 	o.Identities = []Identity{{Provider: "github", Login: "octocat", Email: "octocat@github.com", LastSeenAt: sampleNow}}
 	o.LinkProviders = []Provider{{Name: "google", Label: "Google"}}
@@ -151,6 +151,57 @@ func sampleUsage(empty bool) Usage {
 		{Minute: t0.Add(-26 * time.Hour), KeyName: "production-backend", Endpoint: "responses", Status: 400, Code: "invalid_value", Count: 3},
 	}
 	return u
+}
+
+// sampleLedgerRows is a balance history, newest first: every kind, a
+// reversal, a day of usage grouped and a single charge.
+func sampleLedgerRows() []LedgerRow {
+	bal := usd(42.5)
+	rows := []LedgerRow{
+		{Kind: "usage", Amount: -usd(1.234567), Count: 1234, Time: sampleNow},
+		{Kind: "adjustment", Amount: -usd(3.5), Reason: "duplicate credit of Nov 20 " + xssName, Time: sampleNow.Add(-3 * time.Hour)},
+		{Kind: "usage", Amount: -usd(0.002), Count: 1, Ref: "req_01JDX8K2ZQ4M7R3V9T6W5Y1B0C", Time: sampleNow.Add(-5 * time.Hour)},
+		{Kind: "code", Amount: usd(10), Time: sampleNow.AddDate(0, 0, -1)},
+		{Kind: "refund", Amount: usd(0.75), Reason: "upstream outage", Time: sampleNow.AddDate(0, 0, -2)},
+		{Kind: "usage", Amount: -usd(12.8), Count: 9876, Time: sampleNow.AddDate(0, 0, -3)},
+		{Kind: "topup", Amount: -usd(20), Time: sampleNow.AddDate(0, 0, -4)},
+		{Kind: "bonus", Amount: usd(5), Time: sampleNow.AddDate(0, 0, -9)},
+		{Kind: "topup", Amount: usd(50), Time: sampleNow.AddDate(0, 0, -9)},
+		{Kind: "adjustment", Amount: usd(25), Reason: "welcome credit", Time: sampleNow.AddDate(0, -1, 0)},
+	}
+	for i := range rows {
+		rows[i].ID = int64(100 - i)
+		rows[i].BalanceAfter = bal
+		bal -= rows[i].Amount
+	}
+	return rows
+}
+
+func sampleLedger(empty bool) Ledger {
+	l := Ledger{Layout: sampleLayout("Balance history", "ledger"), Kinds: []string{"topup", "bonus", "code", "adjustment", "refund", "usage"},
+		CSVURL: "/console/api/ledger.csv"}
+	if empty {
+		l.Kind = "refund"
+		return l
+	}
+	l.Held = usd(1.2)
+	l.Rows = sampleLedgerRows()
+	l.NextURL = "/console/ledger?cursor=bGVkZ2VyOjkx"
+	l.FirstURL = "/console/ledger"
+	return l
+}
+
+// sampleStatsFree is a period of requests that all cost nothing.
+func sampleStatsFree() Stats {
+	s := sampleStats(true)
+	for i := range s.Daily {
+		if i%3 == 0 {
+			s.Daily[i].Requests = 4
+		}
+	}
+	s.Total = sumDays(s.Daily)
+	s.ByModel = []Group{{Label: "demo-free", Requests: s.Total.Requests}}
+	return s
 }
 
 func sampleStats(empty bool) Stats {
@@ -289,7 +340,10 @@ func samplePages() []samplePage {
 		{"keys-empty", "keys", sampleKeys(true)},
 		{"usage", "usage", sampleUsage(false)},
 		{"usage-empty", "usage", sampleUsage(true)},
+		{"ledger", "ledger", sampleLedger(false)},
+		{"ledger-empty", "ledger", sampleLedger(true)},
 		{"stats", "stats", sampleStats(false)},
+		{"stats-free", "stats", sampleStatsFree()},
 		{"stats-empty", "stats", sampleStats(true)},
 		{"adminlink", "adminlink", AdminLink{Token: "tok_abc-123"}},
 		{"error", "error", sampleError(false)},

@@ -13,7 +13,7 @@ import (
 // Layout is what every page of a signed-in user shares.
 type Layout struct {
 	Title    string // the page's title, without the product name
-	Active   string // the nav item to highlight: "overview", "keys", "usage", "stats", "admin"
+	Active   string // the nav item to highlight: "overview", "keys", "usage", "ledger", "stats", "admin"
 	Account  string // the account's name ("github:octocat")
 	Name     string // the person's login, may be empty
 	Admin    bool   // show the Admin nav item
@@ -63,9 +63,12 @@ type Overview struct {
 	BonusPercent  string       // "10" (percent), "" when there is no first-top-up bonus
 	BonusMax      money.Micros // 0: no cap
 	BonusEligible bool         // the account has no paid top-up yet
-	TopUps        []TopUp      // newest first
-	Identities    []Identity   // linked sign-ins
-	LinkProviders []Provider   // providers the user may still link (the button goes to /console/login/{Name}?link=1)
+	TopUps        []TopUp      // top-ups still waiting for their payment, newest first
+	// Credits are the latest credits and operator corrections from the
+	// ledger (top-ups, codes, bonuses, adjustments, refunds), newest first.
+	Credits       []LedgerRow
+	Identities    []Identity // linked sign-ins
+	LinkProviders []Provider // providers the user may still link (the button goes to /console/login/{Name}?link=1)
 }
 
 // TopUp is a row of the top-up history.
@@ -183,6 +186,31 @@ type Stats struct {
 	Total   Day   // the sum of Daily (Date "")
 	ByModel []Group
 	ByKey   []Group
+}
+
+// Ledger is /console/ledger: the balance history, a page at a time, usage
+// charges grouped per UTC day.
+type Ledger struct {
+	Layout
+	Kind     string       // the kind filter: "" (all) or one of Kinds
+	Kinds    []string     // the filter's choices: topup, bonus, code, adjustment, refund, usage
+	Held     money.Micros // reserved right now by running tasks (not yet in the ledger)
+	Rows     []LedgerRow  // newest first
+	NextURL  string       // "/console/ledger?…&cursor=…", "" on the last page
+	FirstURL string       // the first page with the same filter, "" when on it
+	CSVURL   string       // "/console/api/ledger.csv?…" with the same filter
+}
+
+// LedgerRow is one change of the balance.
+type LedgerRow struct {
+	ID           int64
+	Time         time.Time
+	Kind         string       // topup, bonus, code, adjustment, refund or usage
+	Amount       money.Micros // signed: credits > 0
+	BalanceAfter money.Micros
+	Count        int64  // usage: the requests this row stands for (a day's run when > 1)
+	Reason       string // the operator's note of an adjustment or refund
+	Ref          string // usage of one request: its request id
 }
 
 // Day is one UTC day's totals.
