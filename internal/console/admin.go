@@ -52,6 +52,7 @@ func (c *Console) adminRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/api/admin/accounts", c.user(false, api(c.apiAccounts)))
 	m.HandleFunc("GET /console/api/admin/accounts/{account}", c.user(false, api(c.apiAccount)))
 	m.HandleFunc("GET /console/api/admin/accounts/{account}/usage", c.user(false, api(c.asAccount(c.usage))))
+	m.HandleFunc("GET /console/api/admin/accounts/{account}/ledger", c.user(false, api(c.asAccount(c.ledger))))
 	m.HandleFunc("POST /console/api/admin/accounts/{account}/role", c.user(true, api(c.apiRole)))
 	m.HandleFunc("GET /console/api/admin/errors", c.user(false, api(c.apiErrors)))
 	m.HandleFunc("GET /console/api/admin/providers", c.user(false, api(c.apiProviders)))

@@ -347,6 +347,23 @@ func TestAdminAccountPage(t *testing.T) {
 	if got := user.me().Balance; got != "7.500000" {
 		t.Errorf("balance %s", got)
 	}
+	// The operator reads the same ledger the user does.
+	var own, seen struct{ Data []map[string]any }
+	user.do("GET", "/console/api/ledger", "", nil).json(t, &own)
+	lr := ops.do("GET", "/console/api/admin/accounts/"+url.PathEscape(acct.Name)+"/ledger", "", nil)
+	lr.json(t, &seen)
+	if lr.status != 200 || len(seen.Data) != 2 || len(own.Data) != 2 || seen.Data[0]["amount"] != own.Data[0]["amount"] || seen.Data[0]["reason"] != "duplicate charge" {
+		t.Errorf("admin ledger: %d %s", lr.status, lr.body)
+	}
+	if r := ops.do("GET", "/console/api/admin/accounts/nobody/ledger", "", nil); r.status != 404 {
+		t.Errorf("unknown account's ledger: %d", r.status)
+	}
+	if r := ops.do("GET", "/console/api/admin/accounts/"+url.PathEscape(acct.Name)+"/ledger?cursor=zz", "", nil); r.status != 400 {
+		t.Errorf("tampered ledger cursor: %d", r.status)
+	}
+	if r := user.do("GET", "/console/api/admin/accounts/"+url.PathEscape(acct.Name)+"/ledger", "", nil); r.status != 404 {
+		t.Errorf("user reads the admin ledger: %d", r.status)
+	}
 	entries, _, err := e.st.LedgerPage(context.Background(), store.LedgerQuery{AccountID: acct.ID, Limit: 10})
 	if err != nil || len(entries) != 2 || entries[0].Amount != -2_500_000 || !strings.HasSuffix(entries[0].Note, ": duplicate charge") {
 		t.Errorf("ledger: %+v %v", entries, err)
