@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/catalog"
 	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/money"
@@ -121,12 +123,24 @@ func (o *operator) TestProvider(ctx context.Context, name string) web.TestResult
 	resp, err := dep.Chatter.Chat(ctx, &provider.ChatRequest{PublicModel: dep.Model, UpstreamModel: dep.Upstream, Body: body, MaxOutput: 16})
 	res.Latency = time.Since(start)
 	if err != nil {
-		res.Message = err.Error()
+		res.Message = testFailure(err)
 		return res
 	}
 	res.OK = true
 	res.Message = firstWords(resp.Body)
 	return res
+}
+
+// testFailure is what the operator reads of a failed test: the vendor's
+// or the connection's own words (the cause: "provider x: HTTP 529:
+// overloaded_error Overloaded", "dial tcp …: connection refused"), not
+// the gateway's answer to a client.
+func testFailure(err error) string {
+	var e *apierr.Error
+	if errors.As(err, &e) && e.Err != nil {
+		return e.Err.Error()
+	}
+	return err.Error()
 }
 
 // firstWords is the start of a chat completion's answer, for the test

@@ -211,14 +211,30 @@ func TestAdminPages(t *testing.T) {
 	if cs, _ := e.st.ListCodes(ctx, ""); len(cs) != 0 {
 		t.Fatalf("refused batches stored %d codes", len(cs))
 	}
-	r := admin.form("/console/admin/codes", url.Values{"batch": {"launch"}, "count": {"3"}, "amount": {"5"}}, "")
+	// The form answers 303; the page it redirects to shows the codes once,
+	// a reload shows none and creates none.
+	resp, err := admin.noFollow().PostForm(e.srv.URL+"/console/admin/codes", url.Values{"batch": {"launch"}, "count": {"3"}, "amount": {"5"}, "csrf_token": {admin.csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/console/admin?section=codes&done=codes-created" {
+		t.Fatalf("codes form: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	r := admin.do("GET", resp.Header.Get("Location"), "", nil)
 	codes := regexp.MustCompile(`MG(-[A-Z2-9]{4}){5}`).FindAllString(string(r.body), -1)
 	uniq := map[string]bool{}
 	for _, c := range codes {
 		uniq[c] = true
 	}
-	if r.status != 201 || len(uniq) != 3 {
+	if r.status != 200 || len(uniq) != 3 || !strings.Contains(string(r.body), "The codes were created") {
 		t.Fatalf("codes page %d with %d codes", r.status, len(uniq))
+	}
+	if again := admin.do("GET", resp.Header.Get("Location"), "", nil); regexp.MustCompile(`MG(-[A-Z2-9]{4}){5}`).Match(again.body) {
+		t.Error("a reload shows the codes again")
+	}
+	if cs, _ := e.st.ListCodes(ctx, ""); len(cs) != 3 {
+		t.Errorf("%d codes stored, want 3", len(cs))
 	}
 	for c := range uniq {
 		if rr := user.do("POST", "/console/api/redeem", `{"code":"`+c+`"}`, map[string]string{CSRFHeader: user.me().CSRFToken}); rr.status != 200 {
@@ -262,6 +278,19 @@ func TestAdminPages(t *testing.T) {
 	}
 	if sum, _ := e.st.LedgerSum(ctx, acct.ID); sum != 6_500_000 {
 		t.Errorf("ledger sum %s", money.Micros(sum))
+	}
+	for _, p := range []string{"/adjust", "/disable", "/enable"} {
+		resp, err := noFollow.PostForm(e.srv.URL+path+p, url.Values{"amount": {"1"}, "reason": {"r"}, "csrf_token": {admin.csrf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := accountURL(acct.Name) + "?done="; resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), want) {
+			t.Errorf("%s: %d %s, want 303 to %s…", p, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+	if r := admin.form(path+"/adjust", url.Values{"amount": {"-1"}, "reason": {"undo"}}, ""); r.status != 200 {
+		t.Fatalf("adjust back: %d", r.status)
 	}
 	if r := admin.form(path+"/disable", nil, ""); r.status != 200 {
 		t.Fatalf("disable: %d", r.status)
@@ -400,14 +429,19 @@ func TestRevokeAdmin(t *testing.T) {
 		}
 		return a
 	}
-	page := ops.do("GET", "/console/admin?section=accounts", "", nil)
-	for _, want := range []string{"/console/admin/accounts/" + acct("other").ID + "/revoke-admin", "by console.admins <code>github:42</code>"} {
-		if !strings.Contains(string(page.body), want) {
-			t.Errorf("accounts page lacks %q", want)
-		}
+	page := ops.do("GET", accountURL("other"), "", nil)
+	if want := "/console/admin/accounts/" + acct("other").ID + "/revoke-admin"; !strings.Contains(string(page.body), want) {
+		t.Errorf("account page lacks %q", want)
+	}
+	page = ops.do("GET", accountURL("github:octocat"), "", nil)
+	if !strings.Contains(string(page.body), "granted by console.admins <code>github:42</code>") {
+		t.Error("the account page does not say console.admins grants the role")
 	}
 	if strings.Contains(string(page.body), "/console/admin/accounts/"+acct("github:octocat").ID+"/revoke-admin") {
 		t.Error("a Revoke admin button for a role only the configuration grants")
+	}
+	if page = ops.do("GET", accountURL("ops"), "", nil); strings.Contains(string(page.body), "/revoke-admin") {
+		t.Error("a button to remove one's own role")
 	}
 
 	revoke := func(name, csrf string) response {

@@ -27,6 +27,7 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	c.keyRoutes(m)
 	m.HandleFunc("GET /console/admin-link", c.adminLinkConfirm)
 	m.HandleFunc("POST /console/admin-link", c.adminLinkUse)
+	c.ledgerRoutes(m)
 	c.adminRoutes(m)
 }
 
@@ -97,7 +98,8 @@ func (c *Console) errorPage(w http.ResponseWriter, status int, l web.Layout, hea
 // fixed texts, so a link cannot put words on the page.
 var doneMessages = map[string]bool{"revoked": true, "redeemed": true, "adjusted": true, "disabled": true, "enabled": true,
 	"admin-revoked": true, "linked": true, "done": true, "cancelled": true,
-	"key-updated": true, "key-disabled": true, "key-enabled": true}
+	"key-updated": true, "key-disabled": true, "key-enabled": true, "admin-granted": true, "key-revoked": true,
+	"codes-created": true}
 
 func (c *Console) flashFrom(r *http.Request) *web.Flash {
 	q := r.URL.Query()
@@ -159,18 +161,16 @@ func (c *Console) overviewPageStatus(w http.ResponseWriter, r *http.Request, s s
 		if t.Status == store.TopUpPaid {
 			v.BonusEligible = false
 		}
-		row := web.TopUp{ID: t.ID, Amount: t.Amount, Bonus: t.Bonus, Method: t.Method, Status: string(t.Status),
-			CreatedAt: t.CreatedAt, PaidAt: t.PaidAt}
-		if t.Status == store.TopUpPaid {
-			row.Amount = t.Credited
+		// Paid top-ups, codes and corrections come from the ledger below;
+		// only a payment still under way is listed from the top-ups.
+		if t.Status == store.TopUpPending {
+			v.TopUps = append(v.TopUps, web.TopUp{ID: t.ID, Amount: t.Amount, Method: t.Method, Status: string(t.Status),
+				CreatedAt: t.CreatedAt})
 		}
-		switch {
-		case t.Reversed > 0 && t.Reversed >= t.Credited:
-			row.Status = "refunded"
-		case t.Reversed > 0:
-			row.Status = "partly refunded"
-		}
-		v.TopUps = append(v.TopUps, row)
+	}
+	if v.Credits, err = c.recentCredits(r, a); err != nil {
+		c.internal(w, r, err)
+		return
 	}
 	linked := map[string]bool{}
 	for _, id := range ids {
@@ -236,7 +236,9 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 		return
 	}
 	for _, g := range st.ByModel {
-		v.Models = append(v.Models, g.Key)
+		if g.Key != "" { // a record without a model is no choice
+			v.Models = append(v.Models, g.Key)
+		}
 	}
 	slices.Sort(v.Models)
 	f, e := usageQuery(q, a.ID, false)
@@ -320,12 +322,14 @@ func (c *Console) statsPage(w http.ResponseWriter, r *http.Request, s store.Sess
 		return web.Group{Label: label, Requests: t.Requests, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens, Cost: t.Cost}
 	}
 	for _, g := range st.ByModel {
-		v.ByModel = append(v.ByModel, group(g.Key, g.UsageTotals))
+		if g.Key != "" { // no blank row for records without a model
+			v.ByModel = append(v.ByModel, group(g.Key, g.UsageTotals))
+		}
 	}
 	for _, g := range st.ByKey {
 		label, ok := names[g.Key]
 		if !ok {
-			label = "(no key)"
+			label = c.text(r, "page.stats_no_key")
 		}
 		v.ByKey = append(v.ByKey, group(label, g.UsageTotals))
 	}

@@ -2,10 +2,10 @@ package console
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -63,65 +63,101 @@ func (c *Console) adminBy(ctx context.Context, accountID string) (string, error)
 	return AdminEntry(c.Admins, ids), nil
 }
 
-// adminGrants maps the accounts console.admins makes admin to the entry
-// that does, for the accounts page (one lookup per entry, not per account).
-func (c *Console) adminGrants(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
-	for _, a := range c.Admins {
-		provider, subject, ok := strings.Cut(a, ":")
-		if !ok || subject == "" {
-			continue
-		}
-		id, err := c.Store.IdentityByKey(ctx, provider, subject)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // nobody signed in with it yet
-		}
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := out[id.AccountID]; !dup {
-			out[id.AccountID] = a
-		}
-	}
-	return out, nil
-}
-
 // revokeAdminForm clears an account's admin flag. An admin cannot revoke
 // their own role (so the last one cannot lock everybody out by a slip);
 // the role console.admins grants stays until the configuration changes,
-// and the page says so.
+// and the page says so (409).
 func (c *Console) revokeAdminForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	ctx := r.Context()
-	refuse := func(status int, msg string) {
-		c.renderAdmin(w, r, s, a, web.Admin{Section: "accounts"}, &web.Flash{Kind: "error", Message: msg}, status)
-	}
-	id := r.PathValue("id")
-	if id == a.ID {
-		refuse(http.StatusBadRequest, "You cannot revoke your own admin role; ask another admin, or run `modelgate admin revoke`.")
+	target, ok := c.formTarget(w, r, s, a)
+	if !ok {
 		return
 	}
-	target, err := c.Store.AccountByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		refuse(http.StatusNotFound, "No such account.")
-		return
-	} else if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	if err := c.Store.SetAccountAdmin(ctx, target.ID, false); err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	c.log().InfoContext(ctx, "console: admin role revoked", "admin", a.Name, "account", target.Name)
-	by, err := c.adminBy(ctx, target.ID)
+	status, msg, err := c.setAdmin(r, a, target, false)
 	if err != nil {
 		c.internal(w, r, err)
 		return
 	}
-	if by != "" {
-		refuse(http.StatusConflict, "The account's admin flag is cleared, but console.admins still grants it the role through "+by+
-			": remove that entry from the configuration and restart the gateway.")
+	if status != http.StatusOK {
+		c.refuseOn(w, r, s, a, target, status, msg)
 		return
 	}
-	http.Redirect(w, r, "/console/admin?section=accounts&done=admin-revoked", http.StatusSeeOther)
+	http.Redirect(w, r, accountURL(target.Name)+"?done=admin-revoked", http.StatusSeeOther)
+}
+
+// grantAdminForm sets an account's admin flag.
+func (c *Console) grantAdminForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	target, ok := c.formTarget(w, r, s, a)
+	if !ok {
+		return
+	}
+	if _, _, err := c.setAdmin(r, a, target, true); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, accountURL(target.Name)+"?done=admin-granted", http.StatusSeeOther)
+}
+
+// setAdmin grants or takes target's admin flag for operator a. A refusal
+// comes back as a status and a message in r's language: 400 for a's own
+// removal (nothing changes), 409 when the flag is cleared but
+// console.admins still grants the role.
+func (c *Console) setAdmin(r *http.Request, a, target store.Account, admin bool) (int, string, error) {
+	ctx := r.Context()
+	if !admin && target.ID == a.ID {
+		return http.StatusBadRequest, c.text(r, "err.admin_revoke_self"), nil
+	}
+	if err := c.Store.SetAccountAdmin(ctx, target.ID, admin); err != nil {
+		return 0, "", err
+	}
+	if admin {
+		c.log().InfoContext(ctx, "console: admin role granted", "admin", a.Name, "account", target.Name)
+		return http.StatusOK, "", nil
+	}
+	c.log().InfoContext(ctx, "console: admin role revoked", "admin", a.Name, "account", target.Name)
+	by, err := c.adminBy(ctx, target.ID)
+	if err != nil {
+		return 0, "", err
+	}
+	if by != "" {
+		return http.StatusConflict, c.text(r, "err.admin_config_grant", by), nil
+	}
+	return http.StatusOK, "", nil
+}
+
+// apiRole serves POST /console/api/admin/accounts/{account}/role
+// {"admin": true|false}: the account as the account list shows it.
+func (c *Console) apiRole(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
+	var req struct {
+		Admin *bool `json:"admin"`
+	}
+	if e := decode(w, r, &req); e != nil {
+		fail(w, e)
+		return
+	}
+	if req.Admin == nil {
+		fail(w, apierr.Invalid("admin", "admin must be true or false."))
+		return
+	}
+	ctx := r.Context()
+	row, e := c.accountRow(ctx, r.PathValue("account"))
+	if e != nil {
+		fail(w, e)
+		return
+	}
+	status, _, err := c.setAdmin(r, a, row.Account, *req.Admin)
+	switch {
+	case err != nil:
+		fail(w, apierr.Internal(err))
+		return
+	case status == http.StatusBadRequest:
+		fail(w, apierr.Invalid("admin", "%s", c.Pages.Text(web.En, "err.admin_revoke_self")))
+		return
+	case status == http.StatusConflict:
+		by, _ := c.adminBy(ctx, row.ID)
+		fail(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "granted_by_config",
+			Param: "admin", Message: c.Pages.Text(web.En, "err.admin_config_grant", by)})
+		return
+	}
+	row.Admin = *req.Admin
+	writeJSON(w, http.StatusOK, c.accountJSONOf(row))
 }

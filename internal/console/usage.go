@@ -283,7 +283,9 @@ func (c *Console) stats(w http.ResponseWriter, r *http.Request, _ store.Session,
 	}
 	byModel := []modelStatJSON{}
 	for _, g := range st.ByModel {
-		byModel = append(byModel, modelStatJSON{Model: g.Key, totalsJSON: totalsOf(g.UsageTotals)})
+		if g.Key != "" { // records without a model have no row
+			byModel = append(byModel, modelStatJSON{Model: g.Key, totalsJSON: totalsOf(g.UsageTotals)})
+		}
 	}
 	byKey := []keyStatJSON{}
 	for _, g := range st.ByKey {

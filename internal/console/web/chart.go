@@ -294,8 +294,20 @@ func TokensChart(days []Day) template.HTML { return english().tokensChart(days) 
 // Sparkline is a small cost-per-day chart without axes, in English.
 func Sparkline(days []Day, currency string) template.HTML { return english().sparkline(days, currency) }
 
+// emptyText is what a chart of days says when all its values are zero:
+// when there were requests, the chart is not empty of usage, only of what
+// it draws (free requests have no cost; images no tokens).
+func (lc locale) emptyText(days []Day, zeroKey string) string {
+	for _, d := range days {
+		if d.Requests > 0 {
+			return lc.t(zeroKey)
+		}
+	}
+	return lc.t("chart.empty")
+}
+
 func (lc locale) costChart(days []Day, currency string) template.HTML {
-	c := Chart{Label: lc.t("chart.cost_label", currency), Tick: moneyTick(currency)}
+	c := Chart{Label: lc.t("chart.cost_label", currency), Tick: moneyTick(currency), Empty: lc.emptyText(days, "chart.free")}
 	for _, d := range days {
 		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date), Values: []float64{units(d.Cost)},
 			Title: lc.dayTitle(d.Date) + ": " + Money(d.Cost, currency)})
@@ -304,7 +316,7 @@ func (lc locale) costChart(days []Day, currency string) template.HTML {
 }
 
 func (lc locale) requestsChart(days []Day) template.HTML {
-	c := Chart{Label: lc.t("chart.requests_label"), Integer: true}
+	c := Chart{Label: lc.t("chart.requests_label"), Integer: true, Empty: lc.t("chart.empty")}
 	for _, d := range days {
 		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date), Values: []float64{float64(d.Requests)},
 			Title: lc.t("chart.requests_title", lc.dayTitle(d.Date), Int(d.Requests))})
@@ -313,7 +325,7 @@ func (lc locale) requestsChart(days []Day) template.HTML {
 }
 
 func (lc locale) tokensChart(days []Day) template.HTML {
-	c := Chart{Label: lc.t("chart.tokens_label"), Integer: true, Series: []string{lc.t("chart.prompt"), lc.t("chart.completion")}}
+	c := Chart{Label: lc.t("chart.tokens_label"), Integer: true, Empty: lc.emptyText(days, "chart.no_tokens"), Series: []string{lc.t("chart.prompt"), lc.t("chart.completion")}}
 	for _, d := range days {
 		c.Bars = append(c.Bars, Bar{Label: lc.dayLabel(d.Date),
 			Values: []float64{float64(d.PromptTokens), float64(d.CompletionTokens)},

@@ -131,6 +131,20 @@ func badge(status string) string {
 	return "badge-muted"
 }
 
+// ledgerBadge is the badge class of a ledger row: credits green, usage
+// grey, corrections amber, money taken back red.
+func ledgerBadge(kind string, amount money.Micros) string {
+	switch {
+	case kind == "usage":
+		return "badge-muted"
+	case amount < 0:
+		return "badge-bad"
+	case kind == "adjustment":
+		return "badge-warn"
+	}
+	return "badge-ok"
+}
+
 var methodLabels = map[string]string{"card": "Card", "alipay": "Alipay", "code": "Redeem code"}
 
 func methodLabel(m string) string {
@@ -182,13 +196,14 @@ func funcs() template.FuncMap {
 			}
 			return t.UTC().Format(time.DateOnly)
 		},
-		"num":     func(v any) string { return Int(toInt64(v)) },
-		"share":   func(part, total any) string { return share(toInt64(part), toInt64(total)) },
-		"badge":   badge,
-		"method":  methodLabel,
-		"path":    url.PathEscape,
-		"asset":   assetURL,
-		"initial": initial,
+		"num":         func(v any) string { return Int(toInt64(v)) },
+		"share":       func(part, total any) string { return share(toInt64(part), toInt64(total)) },
+		"badge":       badge,
+		"ledgerBadge": ledgerBadge,
+		"method":      methodLabel,
+		"path":        url.PathEscape,
+		"asset":       assetURL,
+		"initial":     initial,
 		"ms": func(d time.Duration) string {
 			return Int(d.Milliseconds()) + " ms"
 		},
@@ -217,8 +232,16 @@ func funcs() template.FuncMap {
 // to render), lang, date and the charts.
 func (lc locale) funcs() template.FuncMap {
 	return template.FuncMap{
-		"t":       func(key string, args ...any) (string, error) { return lc.cat.T(lc.lang, key, args...) },
-		"lang":    func() string { return string(lc.lang) },
+		"t":    func(key string, args ...any) (string, error) { return lc.cat.T(lc.lang, key, args...) },
+		"lang": func() string { return string(lc.lang) },
+		// tor is key's text when the catalogue has key, else fallback (a
+		// label made from configuration, such as a payment method's).
+		"tor": func(key, fallback string) string {
+			if lc.cat.Has(key) {
+				return lc.t(key)
+			}
+			return fallback
+		},
 		"date":    func(t time.Time) string { return dateIn(lc.lang, t) },
 		"langs":   func() []Lang { return Langs },
 		"langURL": langURL,

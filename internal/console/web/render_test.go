@@ -122,7 +122,7 @@ func checkPage(t *testing.T, slug, body string, doc *html.Node) {
 			method, _ := attr(n, "method")
 			action, _ := attr(n, "action")
 			if strings.EqualFold(method, "get") {
-				if action != "/console/usage" {
+				if action != "/console/usage" && action != "/console/ledger" && action != "/console/admin" {
 					t.Errorf("%s: GET form to %s", slug, action)
 				}
 				return
@@ -173,24 +173,30 @@ func TestRenderEveryPage(t *testing.T) {
 	wants := map[string][]string{
 		"signin":               {`href="/console/login/github"`, "Continue with GitHub", `role="alert"`, "Sign-in failed; try again."},
 		"signin-empty":         {"Sign-in is not configured", "operator"},
-		"overview":             {"$42.50", "$1.20 held", `action="/console/topups"`, `name="method" value="card"`, "<span>Card</span>", "<span>Alipay</span>", `min="5.00"`, `max="1000.00"`, `step="0.01"`, "10% on top", "up to $50.00", `action="/console/redeem"`, `name="code"`, "badge-warn", `href="/console/login/google?link=1"`, "octocat@github.com", `action="/console/logout"`, `role="img"`},
+		"overview":             {"$42.50", "$1.20 held", `action="/console/topups"`, `name="method" value="card"`, "<span>Card</span>", "<span>Alipay</span>", `min="5.00"`, `max="1000.00"`, `step="0.01"`, "10% on top", "up to $50.00", `action="/console/redeem"`, `name="code"`, "badge-warn", `href="/console/login/google?link=1"`, "octocat@github.com", `action="/console/logout"`, `role="img"`, "Redeemed code", "+$10.00", "Adjusted by the operator", "-$3.50", "duplicate credit of Nov 20 &lt;script&gt;", `href="/console/ledger"`, "Balance history →", "Payment of $20.00 via Card, waiting for confirmation"},
 		"overview-empty":       {"Top-ups are not enabled", "No top-ups yet", "$0.00"},
+		"ledger":               {`method="get" action="/console/ledger"`, `<option value="refund">Refund</option>`, "Usage · 1,234 requests", "Usage · 1 request", "req_01JDX8K2ZQ4M7R3V9T6W5Y1B0C", "Nov 24, 2026", "welcome credit", "Payment refunded or disputed", "-$20.00", "+$50.00", "Balance after", "$42.50", "$1.20 is held right now", `href="/console/api/ledger.csv" download`, `href="/console/ledger?cursor=bGVkZ2VyOjkx"`, "First page", `href="/console/ledger" aria-current="page"`},
+		"ledger-empty":         {"Nothing of this kind yet", `<option value="refund" selected>`, "Show every kind"},
 		"overview-disabled":    {`class="flash flash-disabled" role="alert"`, "This account is disabled.", "Contact the operator"},
 		"keys":                 {`data-copy="new-key-secret"`, "sk-mg-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "shown only once", `action="/console/keys/k1/revoke"`, `action="/console/keys/k2/revoke"`, `data-confirm="Revoke this key?`, "&lt;script&gt;alert(1)&lt;/script&gt;", "never", "$3.4567", "$25.00", `role="alert"`, `value="staging"`, `<option value="premium" selected>`, `name="expires"`, `type="date"`, `name="spend_cap"`, "Unnamed", "Expires (UTC)", "Dec 28, 2026", `value="2026-12-28"`, "$1.25", `action="/console/keys/k2"`, `action="/console/keys/k1/disable"`, `action="/console/keys/k5/enable"`, "<details open>", "gpt-4o*, claude-*", "prices ×1.2", `class="group-info-item is-selected" data-group="premium"`, `badge-bad">disabled`},
 		"keys-empty":           {"No keys yet — create one above."},
-		"usage":                {`method="get" action="/console/usage"`, `name="from"`, `name="to"`, `href="/console/api/usage.csv?model=gpt-4o-mini"`, "Export CSV", `href="/console/usage?model=gpt-4o-mini&amp;cursor=abc"`, "First page", `<option value="gpt-4o-mini" selected>`, `<option value="k2" selected>`, "rate_limited", "1,511", "&lt;script&gt;alert(1)&lt;/script&gt;"},
+		"usage":                {"All models", `data-label="Status"`, `<code class="errcode">rate_limited</code>`, `method="get" action="/console/usage"`, `name="from"`, `name="to"`, `href="/console/api/usage.csv?model=gpt-4o-mini"`, "Export CSV", `href="/console/usage?model=gpt-4o-mini&amp;cursor=abc"`, "First page", `<option value="gpt-4o-mini" selected>`, `<option value="k2" selected>`, "rate_limited", "1,511", "&lt;script&gt;alert(1)&lt;/script&gt;"},
 		"usage-empty":          {"No requests match", `value="2026-11-01"`, `<option value="error" selected>`},
 		"stats":                {`href="/console/stats?days=7"`, `href="/console/stats?days=30" aria-current="page"`, "Cost per day", "Requests per day", "Tokens per day", "By model", "By key", "%", `class="sharebar"`, "&lt;script&gt;alert(1)&lt;/script&gt;"},
 		"stats-empty":          {"No usage in this period", "No model was used in this period."},
+		"stats-free":           {"No cost in this period: every request was free", "demo-free", "100.0%"},
 		"error":                {"Not found", "another account", `href="/console/"`, "Error 404"},
 		"error-signedin":       {"Not found", `action="/console/logout"`},
 		"adminlink":            {`action="/console/admin-link"`, `name="token" value="tok_abc-123"`, "Sign in as admin"},
 		"admin-providers":      {`href="/console/admin?section=models"`, `action="/console/admin/providers/openai/test"`, "overloaded_error", "1,234 ms", "badge-warn"},
 		"admin-models":         {"$0.15 / $0.60 per 1M tokens", "embedding"},
 		"admin-groups":         {"text-embedding-*"},
-		"admin-accounts":       {`action="/console/admin/accounts/a1/adjust"`, `name="reason"`, `action="/console/admin/accounts/a1/disable"`, `action="/console/admin/accounts/a2/enable"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;", `action="/console/admin/accounts/a1/revoke-admin"`, "by console.admins <code>github:4242</code>"},
+		"admin-accounts":       {`href="/console/admin/accounts/github:octocat"`, `name="q" value="octo"`, "-$0.25", "&lt;script&gt;alert(1)&lt;/script&gt;", "sso:octo.cat@example.com", `rel="next"`},
 		"admin-codes":          {`action="/console/admin/codes"`, `name="batch"`, `name="count"`, `name="amount"`, `name="expires"`, "MG-3LMN-P0QA-1RTY", `data-copy="new-codes"`, "37 / 100"},
-		"admin-errors":         {"rate_limited", "429"},
+		"admin-errors":         {"upstream_unavailable", "503", "HTTP 529", "req_01JD8Z6Q2V7YH3KX9T", `href="/console/admin/accounts/github:hubot"`, `value="claude-sonnet-4"`, `rel="next"`},
+		"admin-errors-empty":   {"No errors"},
+		"admin-account":        {`action="/console/admin/accounts/a2/adjust"`, `name="reason"`, `action="/console/admin/accounts/a2/enable"`, `action="/console/admin/accounts/a2/grant-admin"`, `action="/console/admin/accounts/a2/keys/k1/disable"`, `action="/console/admin/accounts/a2/keys/k2/enable"`, `action="/console/admin/accounts/a2/keys/k1/revoke"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "mallory@example.com", "×42"},
+		"admin-account-self":   {`action="/console/admin/accounts/a1/adjust"`, "your own account"},
 		"admin-accounts-empty": {"No accounts yet."},
 	}
 	for _, sp := range samplePages() {

@@ -84,11 +84,11 @@ func sampleOverview(empty bool) Overview {
 	o.Methods = []string{"card", "alipay"}
 	o.MinTopUp, o.MaxTopUp = usd(5), usd(1000)
 	o.BonusPercent, o.BonusMax, o.BonusEligible = "10", usd(50), true
-	o.TopUps = []TopUp{
-		{ID: "t3", Amount: usd(20), Method: "card", Status: "pending", CreatedAt: sampleNow},
-		{ID: "t2", Amount: usd(50), Bonus: usd(5), Method: "card", Status: "paid", CreatedAt: sampleNow.AddDate(0, 0, -9), PaidAt: sampleNow.AddDate(0, 0, -9).Add(time.Minute)},
-		{ID: "t1", Amount: usd(10), Method: "code", Status: "paid", CreatedAt: sampleNow.AddDate(0, -1, 0), PaidAt: sampleNow.AddDate(0, -1, 0)},
-		{ID: "t0", Amount: usd(100), Method: "alipay", Status: "failed", CreatedAt: sampleNow.AddDate(0, -2, 0)},
+	o.TopUps = []TopUp{{ID: "t3", Amount: usd(20), Method: "card", Status: "pending", CreatedAt: sampleNow}}
+	for _, r := range sampleLedgerRows() {
+		if r.Kind != "usage" && len(o.Credits) < 6 {
+			o.Credits = append(o.Credits, r)
+		}
 	}
 	o.Identities = []Identity{{Provider: "github", Login: "octocat", Email: "octocat@github.com", LastSeenAt: sampleNow}}
 	o.LinkProviders = []Provider{{Name: "google", Label: "Google"}}
@@ -161,6 +161,57 @@ func sampleUsage(empty bool) Usage {
 	return u
 }
 
+// sampleLedgerRows is a balance history, newest first: every kind, a
+// reversal, a day of usage grouped and a single charge.
+func sampleLedgerRows() []LedgerRow {
+	bal := usd(42.5)
+	rows := []LedgerRow{
+		{Kind: "usage", Amount: -usd(1.234567), Count: 1234, Time: sampleNow},
+		{Kind: "adjustment", Amount: -usd(3.5), Reason: "duplicate credit of Nov 20 " + xssName, Time: sampleNow.Add(-3 * time.Hour)},
+		{Kind: "usage", Amount: -usd(0.002), Count: 1, Ref: "req_01JDX8K2ZQ4M7R3V9T6W5Y1B0C", Time: sampleNow.Add(-5 * time.Hour)},
+		{Kind: "code", Amount: usd(10), Time: sampleNow.AddDate(0, 0, -1)},
+		{Kind: "refund", Amount: usd(0.75), Reason: "upstream outage", Time: sampleNow.AddDate(0, 0, -2)},
+		{Kind: "usage", Amount: -usd(12.8), Count: 9876, Time: sampleNow.AddDate(0, 0, -3)},
+		{Kind: "topup", Amount: -usd(20), Time: sampleNow.AddDate(0, 0, -4)},
+		{Kind: "bonus", Amount: usd(5), Time: sampleNow.AddDate(0, 0, -9)},
+		{Kind: "topup", Amount: usd(50), Time: sampleNow.AddDate(0, 0, -9)},
+		{Kind: "adjustment", Amount: usd(25), Reason: "welcome credit", Time: sampleNow.AddDate(0, -1, 0)},
+	}
+	for i := range rows {
+		rows[i].ID = int64(100 - i)
+		rows[i].BalanceAfter = bal
+		bal -= rows[i].Amount
+	}
+	return rows
+}
+
+func sampleLedger(empty bool) Ledger {
+	l := Ledger{Layout: sampleLayout("Balance history", "ledger"), Kinds: []string{"topup", "bonus", "code", "adjustment", "refund", "usage"},
+		CSVURL: "/console/api/ledger.csv"}
+	if empty {
+		l.Kind = "refund"
+		return l
+	}
+	l.Held = usd(1.2)
+	l.Rows = sampleLedgerRows()
+	l.NextURL = "/console/ledger?cursor=bGVkZ2VyOjkx"
+	l.FirstURL = "/console/ledger"
+	return l
+}
+
+// sampleStatsFree is a period of requests that all cost nothing.
+func sampleStatsFree() Stats {
+	s := sampleStats(true)
+	for i := range s.Daily {
+		if i%3 == 0 {
+			s.Daily[i].Requests = 4
+		}
+	}
+	s.Total = sumDays(s.Daily)
+	s.ByModel = []Group{{Label: "demo-free", Requests: s.Total.Requests}}
+	return s
+}
+
 func sampleStats(empty bool) Stats {
 	s := Stats{Layout: sampleLayout("Statistics", "stats"), Days: 30, Choices: []int{7, 30, 90}}
 	s.Daily = sampleDays(30, empty)
@@ -207,11 +258,68 @@ func sampleAdmin(section string, empty bool) Admin {
 		{Batch: "partners", Amount: usd(50), Count: 10, Redeemed: 10, CreatedAt: sampleNow.AddDate(0, -2, 0)},
 	}
 	if section == "codes" {
-		a.Flash = &Flash{Kind: "ok", Message: "Created 3 codes in batch launch-promo."}
+		a.Flash = &Flash{Kind: "ok", Message: "The codes were created. Copy them now: they are shown only once."}
 		a.NewCodes = []string{"MG-7KQ2-XH4P-99ZD", "MG-3LMN-P0QA-1RTY", "MG-ZZ81-CC0E-4KLM"}
+		a.NewBatch = "launch-promo"
 	}
-	a.Errors = sampleRows(10)[3:4]
+	a.Accounts[0].Logins = []string{"github:octocat", "sso:octo.cat@example.com"}
+	a.Accounts[0].Email = "octocat@github.com"
+	if section == "accounts" {
+		a.Query = "octo"
+		a.NextURL = "/console/admin?section=accounts&q=octo&cursor=abc"
+	}
+	a.Errors = sampleErrors()
+	if section == "errors" {
+		a.ErrModel = "claude-sonnet-4"
+		a.FirstURL = "/console/admin?section=errors&model=claude-sonnet-4"
+		a.NextURL = "/console/admin?section=errors&model=claude-sonnet-4&cursor=abc"
+	}
 	return a
+}
+
+func sampleErrors() []AdminError {
+	t := sampleNow.Add(-3 * time.Minute)
+	return []AdminError{
+		{CreatedAt: t, Account: "github:octocat", KeyName: "production backend", Model: "claude-sonnet-4", Provider: "anthropic",
+			Status: 503, Code: "upstream_unavailable", Message: "provider anthropic: HTTP 529: overloaded_error Overloaded", RequestID: "req_01JD8Z6Q2V7YH3KX9T"},
+		{CreatedAt: t.Add(-time.Hour), Account: xssName, KeyName: xssName, Model: strings.Repeat("very-long-model-id-", 8), Provider: "openai",
+			Status: 400, Code: "context_length_exceeded", Message: strings.Repeat("This model's maximum context length is 128000 tokens. ", 6), RequestID: "req_01JD8Y"},
+		{CreatedAt: t.Add(-2 * time.Hour), Account: "github:hubot", KeyName: "ci-runner", Model: "gpt-4o-mini", Provider: "openai",
+			Status: 499, Code: "client_closed_request", Message: "The client went away before the answer was complete.", RequestID: "req_01JD8X"},
+	}
+}
+
+func sampleAccountPage(self bool) AdminAccountPage {
+	p := AdminAccountPage{Layout: sampleLayout("github:octocat", "admin"), Held: usd(1.2), Self: self,
+		UsageURL: "/console/api/admin/accounts/github:octocat/usage", LedgerURL: "/console/api/admin/accounts/github:octocat/ledger"}
+	p.Target = sampleAdmin("accounts", false).Accounts[0]
+	if self {
+		p.Flash = &Flash{Kind: "error", Message: "You cannot disable your own account."}
+		return p
+	}
+	p.Target = AdminAccount{ID: "a2", Name: xssName, Balance: usd(12.5), Spent: usd(87.25), Keys: 2, Disabled: true,
+		CreatedAt: sampleNow.AddDate(0, -3, 0), Email: "mallory@example.com", Logins: []string{"github:mallory"}}
+	p.Flash = &Flash{Kind: "ok", Message: "The balance was adjusted."}
+	p.Identities = []Identity{{Provider: "github", Login: "mallory", Email: "mallory@example.com", LastSeenAt: sampleNow},
+		{Provider: "sso", Login: strings.Repeat("long.login.name", 8), LastSeenAt: sampleNow.AddDate(0, -1, 0)}}
+	p.Keys = []AdminKey{
+		{ID: "k1", Name: "production backend", Prefix: "sk-mg-9f8e…", Group: "default", Status: "active", CreatedAt: sampleNow, LastUsedAt: sampleNow, SpendCap: usd(25), Spent: usd(3.4567)},
+		{ID: "k2", Name: xssName, Prefix: "sk-mg-1a2b…", Group: "premium", Status: "disabled", CreatedAt: sampleNow.AddDate(0, -1, 0)},
+		{ID: "k3", Prefix: "sk-mg-77aa…", Group: "default", Status: "revoked", CreatedAt: sampleNow.AddDate(0, -3, 0), Spent: usd(120)},
+		{ID: "k4", Name: "old", Prefix: "sk-mg-0c0c…", Group: "default", Status: "expired", CreatedAt: sampleNow.AddDate(-1, 0, 0)},
+	}
+	p.TopUps = sampleOverview(false).TopUps
+	p.Ledger = []LedgerLine{
+		{Time: sampleNow, Kind: "adjustment", Amount: usd(-2.5), BalanceAfter: usd(12.5), Note: "console, by ops: duplicate charge on Nov 3 " + xssName},
+		{Time: sampleNow.Add(-time.Hour), Kind: "usage", Amount: usd(-0.123456), BalanceAfter: usd(15), Count: 42},
+		{Time: sampleNow.AddDate(0, 0, -2), Kind: "code", Amount: usd(10), BalanceAfter: usd(15.123456)},
+		{Time: sampleNow.AddDate(0, 0, -9), Kind: "topup", Amount: usd(50), BalanceAfter: usd(5.123456)},
+		{Time: sampleNow.AddDate(0, 0, -9), Kind: "bonus", Amount: usd(5), BalanceAfter: usd(55.123456)},
+		{Time: sampleNow.AddDate(0, 0, -20), Kind: "refund", Amount: usd(1), BalanceAfter: usd(1)},
+	}
+	p.Usage = sampleRows(6)
+	p.Totals = sumDays(sampleDays(30, false))
+	return p
 }
 
 func sampleError(signedIn bool) ErrorPage {
@@ -240,7 +348,10 @@ func samplePages() []samplePage {
 		{"keys-empty", "keys", sampleKeys(true)},
 		{"usage", "usage", sampleUsage(false)},
 		{"usage-empty", "usage", sampleUsage(true)},
+		{"ledger", "ledger", sampleLedger(false)},
+		{"ledger-empty", "ledger", sampleLedger(true)},
 		{"stats", "stats", sampleStats(false)},
+		{"stats-free", "stats", sampleStatsFree()},
 		{"stats-empty", "stats", sampleStats(true)},
 		{"adminlink", "adminlink", AdminLink{Token: "tok_abc-123"}},
 		{"error", "error", sampleError(false)},
@@ -249,6 +360,9 @@ func samplePages() []samplePage {
 	for _, s := range []string{"providers", "models", "groups", "accounts", "codes", "errors"} {
 		pages = append(pages, samplePage{"admin-" + s, "admin", sampleAdmin(s, false)})
 	}
-	pages = append(pages, samplePage{"admin-accounts-empty", "admin", sampleAdmin("accounts", true)})
+	pages = append(pages, samplePage{"admin-accounts-empty", "admin", sampleAdmin("accounts", true)},
+		samplePage{"admin-errors-empty", "admin", sampleAdmin("errors", true)},
+		samplePage{"admin-account", "admin_account", sampleAccountPage(false)},
+		samplePage{"admin-account-self", "admin_account", sampleAccountPage(true)})
 	return pages
 }

@@ -13,7 +13,7 @@ import (
 // Layout is what every page of a signed-in user shares.
 type Layout struct {
 	Title    string // the page's title, without the product name
-	Active   string // the nav item to highlight: "overview", "keys", "usage", "stats", "admin"
+	Active   string // the nav item to highlight: "overview", "keys", "usage", "ledger", "stats", "admin"
 	Account  string // the account's name ("github:octocat")
 	Name     string // the person's login, may be empty
 	Admin    bool   // show the Admin nav item
@@ -63,9 +63,12 @@ type Overview struct {
 	BonusPercent  string       // "10" (percent), "" when there is no first-top-up bonus
 	BonusMax      money.Micros // 0: no cap
 	BonusEligible bool         // the account has no paid top-up yet
-	TopUps        []TopUp      // newest first
-	Identities    []Identity   // linked sign-ins
-	LinkProviders []Provider   // providers the user may still link (the button goes to /console/login/{Name}?link=1)
+	TopUps        []TopUp      // top-ups still waiting for their payment, newest first
+	// Credits are the latest credits and operator corrections from the
+	// ledger (top-ups, codes, bonuses, adjustments, refunds), newest first.
+	Credits       []LedgerRow
+	Identities    []Identity // linked sign-ins
+	LinkProviders []Provider // providers the user may still link (the button goes to /console/login/{Name}?link=1)
 }
 
 // TopUp is a row of the top-up history.
@@ -201,6 +204,31 @@ type Stats struct {
 	ByKey   []Group
 }
 
+// Ledger is /console/ledger: the balance history, a page at a time, usage
+// charges grouped per UTC day.
+type Ledger struct {
+	Layout
+	Kind     string       // the kind filter: "" (all) or one of Kinds
+	Kinds    []string     // the filter's choices: topup, bonus, code, adjustment, refund, usage
+	Held     money.Micros // reserved right now by running tasks (not yet in the ledger)
+	Rows     []LedgerRow  // newest first
+	NextURL  string       // "/console/ledger?…&cursor=…", "" on the last page
+	FirstURL string       // the first page with the same filter, "" when on it
+	CSVURL   string       // "/console/api/ledger.csv?…" with the same filter
+}
+
+// LedgerRow is one change of the balance.
+type LedgerRow struct {
+	ID           int64
+	Time         time.Time
+	Kind         string       // topup, bonus, code, adjustment, refund or usage
+	Amount       money.Micros // signed: credits > 0
+	BalanceAfter money.Micros
+	Count        int64  // usage: the requests this row stands for (a day's run when > 1)
+	Reason       string // the operator's note of an adjustment or refund
+	Ref          string // usage of one request: its request id
+}
+
 // Day is one UTC day's totals.
 type Day struct {
 	Date             string // "2026-11-24"
@@ -228,8 +256,15 @@ type Admin struct {
 	Groups    []AdminGroup
 	Accounts  []AdminAccount
 	Batches   []CodeBatch
-	NewCodes  []string // codes just created, shown this once (with the batch label in Flash)
-	Errors    []UsageRow
+	NewCodes  []string // codes just created, shown this once after the form's redirect
+	NewBatch  string   // their batch's label
+	Errors    []AdminError
+	// Query is the accounts section's search ("" lists every account);
+	// ErrAccount and ErrModel filter the errors section.
+	Query, ErrAccount, ErrModel string
+	// NextURL and FirstURL page the accounts and errors sections ("" on
+	// the last page, and on the first).
+	NextURL, FirstURL string
 	// TestResult is the outcome of "send a test request" for one provider.
 	TestResult *TestResult
 }
@@ -248,8 +283,12 @@ type AdminProvider struct {
 	CircuitUntil time.Time
 	Keys         int   // API keys configured
 	KeysOut      int   // keys the vendor refused, out of rotation until a reload
-	Requests     int64 // last hour
-	Errors       int64 // last hour
+	Requests     int64 // upstream tries in the last hour
+	Errors       int64 // of which failed (no answer, 5xx, 429, 401, 403)
+	// LastError is the newest failed try's error in the last hour, ""
+	// when none failed; LastErrorAt is when its request ran.
+	LastError   string
+	LastErrorAt time.Time
 }
 
 // TestResult is a test request's outcome.
@@ -293,6 +332,10 @@ type AdminAccount struct {
 	// configuration can take that away.
 	AdminBy   string
 	CreatedAt time.Time
+	// Email is the newest sign-in's verified e-mail, Logins the sign-ins
+	// as "provider:login".
+	Email  string
+	Logins []string
 }
 
 // CodeBatch is a batch of redemption codes. The create form posts to
