@@ -1,6 +1,8 @@
 package console
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/csv"
 	"fmt"
@@ -67,7 +69,7 @@ type ledgerFilter struct {
 // ledgerQuery reads limit, cursor, from, to and kind (repeated or comma
 // separated) for account a. from and to are dates (to inclusive) or RFC
 // 3339 times (to exclusive), as for usage.
-func ledgerQuery(q url.Values, accountID string) (ledgerFilter, *apierr.Error) {
+func (c *Console) ledgerQuery(q url.Values, accountID string) (ledgerFilter, *apierr.Error) {
 	f := ledgerFilter{q: store.LedgerQuery{AccountID: accountID, Limit: defaultLedgerLimit}}
 	var e *apierr.Error
 	if f.q.Since, e = timeParam(q, "from", false); e != nil {
@@ -83,8 +85,8 @@ func ledgerQuery(q url.Values, accountID string) (ledgerFilter, *apierr.Error) {
 		}
 		f.q.Limit = n
 	}
-	if c := q.Get("cursor"); c != "" {
-		before, ok := decodeLedgerCursor(c)
+	if cur := q.Get("cursor"); cur != "" {
+		before, ok := c.decodeLedgerCursor(accountID, cur)
 		if !ok {
 			return f, apierr.Invalid("cursor", "cursor must be the next_cursor of a previous page.")
 		}
@@ -131,12 +133,33 @@ func kindParam(q url.Values) ([]string, *apierr.Error) {
 // other text) is refused rather than read as a position.
 const ledgerCursorPrefix = "ledger:"
 
-func encodeLedgerCursor(before int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(ledgerCursorPrefix + strconv.FormatInt(before, 10)))
+// ledgerCursorLabel derives the cursors' MAC key from CookieKey, so the
+// key is used for nothing else.
+const ledgerCursorLabel = "modelgate console ledger cursor MAC key"
+
+// encodeLedgerCursor is the opaque cursor of position before in
+// accountID's ledger: the position and a MAC binding it to the account,
+// so an edited cursor, or one of another account, is refused.
+func (c *Console) encodeLedgerCursor(accountID string, before int64) string {
+	pos := base64.RawURLEncoding.EncodeToString([]byte(ledgerCursorPrefix + strconv.FormatInt(before, 10)))
+	return pos + "." + c.ledgerCursorMAC(accountID, pos)
 }
 
-func decodeLedgerCursor(s string) (int64, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
+func (c *Console) ledgerCursorMAC(accountID, pos string) string {
+	k := hmac.New(sha256.New, c.CookieKey)
+	k.Write([]byte(ledgerCursorLabel))
+	m := hmac.New(sha256.New, k.Sum(nil))
+	m.Write([]byte(accountID + "\x00" + pos))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:12])
+}
+
+// decodeLedgerCursor reads a cursor encodeLedgerCursor made for accountID.
+func (c *Console) decodeLedgerCursor(accountID, s string) (int64, bool) {
+	pos, mac, ok := strings.Cut(s, ".")
+	if !ok || !hmac.Equal([]byte(mac), []byte(c.ledgerCursorMAC(accountID, pos))) {
+		return 0, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(pos)
 	if err != nil {
 		return 0, false
 	}
@@ -158,7 +181,7 @@ func (c *Console) ledgerPage(r *http.Request, f ledgerFilter) ([]store.LedgerEnt
 	if err != nil || next == 0 {
 		return entries, "", err
 	}
-	return entries, encodeLedgerCursor(next), nil
+	return entries, c.encodeLedgerCursor(f.q.AccountID, next), nil
 }
 
 type ledgerJSON struct {
@@ -194,7 +217,7 @@ func entryReason(e store.LedgerEntry) string {
 }
 
 func (c *Console) ledger(w http.ResponseWriter, r *http.Request, _ store.Session, a store.Account) {
-	f, e := ledgerQuery(r.URL.Query(), a.ID)
+	f, e := c.ledgerQuery(r.URL.Query(), a.ID)
 	if e != nil {
 		fail(w, e)
 		return
@@ -225,7 +248,7 @@ func (c *Console) ledgerCSV(w http.ResponseWriter, r *http.Request, _ store.Sess
 	q := r.URL.Query()
 	q.Del("limit")
 	q.Del("cursor")
-	f, e := ledgerQuery(q, a.ID)
+	f, e := c.ledgerQuery(q, a.ID)
 	if e != nil {
 		fail(w, e)
 		return

@@ -38,7 +38,7 @@ func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store
 	// Only the kind filter and the cursor come from the page's own links;
 	// anything else in the query is ignored.
 	pq := url.Values{"kind": filters["kind"], "cursor": q["cursor"]}
-	f, e := ledgerQuery(pq, a.ID)
+	f, e := c.ledgerQuery(pq, a.ID)
 	if e != nil {
 		v.Kind = ""
 		v.Flash = errFlash(e)

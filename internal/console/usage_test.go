@@ -197,3 +197,44 @@ func TestStatsAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsFreeRequests: requests that cost nothing are usage all the
+// same, and a record without a model (as /v1/models once stored) makes no
+// blank row or filter choice.
+func TestStatsFreeRequests(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	me := b.signIn("github")
+	acct, _ := e.st.AccountByName(context.Background(), me.Account)
+	var recs []store.UsageRecord
+	for i := range 10 {
+		model := "demo-free"
+		if i == 0 {
+			model = ""
+		}
+		recs = append(recs, store.UsageRecord{RequestID: fmt.Sprintf("free_%d", i), Time: e.clock.Now().Add(-time.Duration(i) * time.Minute),
+			AccountID: acct.ID, Model: model, Endpoint: "chat.completions", Status: 200})
+	}
+	if err := e.st.InsertUsage(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	page := string(b.do("GET", "/console/stats", "", nil).body)
+	if strings.Contains(page, "No usage in this period") || !strings.Contains(page, "every request was free") ||
+		!strings.Contains(page, `<p class="tile-value">10</p>`) {
+		t.Error("statistics say there was no usage beside 10 requests")
+	}
+	if strings.Contains(page, `title=""`) {
+		t.Error("a blank model row")
+	}
+	usage := string(b.do("GET", "/console/usage", "", nil).body)
+	if !strings.Contains(usage, `<option value="">All models</option>`) || strings.Count(usage, `<option value="">`) != 2 {
+		t.Error("the model filter has a blank choice (or lost All models / All keys)")
+	}
+	var st struct {
+		ByModel []modelStatJSON `json:"by_model"`
+	}
+	b.do("GET", "/console/api/stats", "", nil).json(t, &st)
+	if len(st.ByModel) != 1 || st.ByModel[0].Model != "demo-free" || st.ByModel[0].Requests != 9 {
+		t.Errorf("by_model %+v", st.ByModel)
+	}
+}

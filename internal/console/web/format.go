@@ -196,6 +196,12 @@ func funcs() template.FuncMap {
 			}
 			return t.UTC().Format(time.DateOnly)
 		},
+		"clock": func(t time.Time) string { // "19:05 UTC", the time of day under an isodate
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("15:04") + " UTC"
+		},
 		"num":         func(v any) string { return Int(toInt64(v)) },
 		"share":       func(part, total any) string { return share(toInt64(part), toInt64(total)) },
 		"badge":       badge,

@@ -62,6 +62,13 @@ const pageCheck = `(function () {
     });
     out.push('page overflows horizontally by ' + over + 'px: ' + wide.join(', '));
   }
+  // The usage and ledger tables fit their card at every width: wide, every
+  // column shows; narrow, each row is a stack of labelled cells.
+  document.querySelectorAll('.table-wrap').forEach(function (w) {
+    if (w.querySelector('.usage-table, .ledger-table') && w.scrollWidth > w.clientWidth + 1) {
+      out.push('table wider than its card by ' + (w.scrollWidth - w.clientWidth) + 'px');
+    }
+  });
   return out;
 })()`
 

@@ -366,3 +366,51 @@ func TestFormatHelpers(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderLedgerAndDefects: the balance history and the fixed defects in
+// both languages: free requests are usage, a blank model is no choice,
+// every usage cell is labelled for the narrow stacked layout.
+func TestRenderLedgerAndDefects(t *testing.T) {
+	p := mustPages(t)
+	for _, tc := range []struct {
+		lang      Lang
+		name      string
+		data      any
+		want, not []string
+	}{
+		{En, "stats", sampleStatsFree(), []string{"every request was free"}, []string{"No usage in this period"}},
+		{Zh, "stats", sampleStatsFree(), []string{"所有请求均免费", "按模型"}, []string{"此期间没有用量", "No usage"}},
+		{Zh, "ledger", sampleLedger(false), []string{"用量 · 1,234 次请求", "兑换码入账", "变动后余额", "当前有 $1.20 为进行中的任务预留", "2026年11月24日"}, []string{"Balance after", "Redeemed code"}},
+		{Zh, "overview", sampleOverview(false), []string{"余额明细 →", "运营者调整", "通过银行卡支付 $20.00，等待确认", "首充奖励", "<span>支付宝</span>"}, []string{"Top-ups", "No top-ups yet", "Available balance"}},
+		{Zh, "overview", sampleOverview(true), []string{"还没有充值记录"}, nil},
+		{Zh, "usage", sampleUsage(false), []string{"全部模型", "输入 tokens", `data-label="状态"`}, []string{"All models", "Tokens in"}},
+		{En, "usage", withModels(sampleUsage(false), ""), []string{"All models"}, []string{`<option value=""></option>`}},
+	} {
+		body, _ := render(t, p, tc.name, withLang(tc.data, tc.lang))
+		for _, w := range tc.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s %s: missing %q", tc.lang, tc.name, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(body, n) {
+				t.Errorf("%s %s: has %q", tc.lang, tc.name, n)
+			}
+		}
+	}
+	// Every cell of the usage and ledger tables carries its column's label.
+	for _, sp := range []samplePage{{"usage", "usage", sampleUsage(false)}, {"ledger", "ledger", sampleLedger(false)}} {
+		_, doc := render(t, p, sp.Name, sp.Data)
+		for _, td := range find(doc, func(n *html.Node) bool { return n.Data == "td" }) {
+			if l, _ := attr(td, "data-label"); l == "" {
+				t.Errorf("%s: a cell without data-label", sp.Slug)
+				break
+			}
+		}
+	}
+}
+
+func withModels(u Usage, models ...string) Usage {
+	u.Models = append(models, u.Models...)
+	return u
+}

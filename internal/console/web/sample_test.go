@@ -132,6 +132,9 @@ func sampleRows(n int) []UsageRow {
 		if i%5 == 3 {
 			r.Status, r.ErrorCode, r.CompletionTokens, r.Cost = 429, "rate_limited", 0, 0
 		}
+		if i == 8 { // the longest code the gateway answers with
+			r.Status, r.ErrorCode, r.CompletionTokens, r.Cost = 402, "insufficient_quota", 0, 0
+		}
 		if i == 1 {
 			r.KeyName = xssName
 		}
