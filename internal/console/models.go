@@ -40,7 +40,7 @@ type ModelPrice struct {
 // (CachedInput nil: cached tokens cost Input), Image per image of the
 // model's default size and quality, PerSecond per second of audio or video.
 type GroupPrice struct {
-	Group                                     string
+	Group                                        string
 	Input, CachedInput, Output, Image, PerSecond *money.Micros
 }
 
