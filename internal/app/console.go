@@ -56,7 +56,10 @@ func newConsole(cfg *config.Config, st store.Store, op *operator, origin server.
 	}
 	c := &console.Console{Store: st, Providers: providers, Labels: labels, Groups: s.SignupGroups, Origin: origin,
 		SessionTTL: time.Duration(s.SessionTTL), CookieKey: m.Sum(nil), Admins: s.Admins, Pages: pages, Operator: op,
-		OnCredit: onCredit, Currency: cfg.Billing.Currency, Now: now, Log: log}
+		OnCredit: onCredit, Currency: cfg.Billing.Currency, Now: now, Log: log, PublicModels: s.PublicModels}
+	if op != nil {
+		c.Prices = &prices{live: op.live}
+	}
 	if p := cfg.Payments; p != nil {
 		c.MinTopUp, c.MaxTopUp = p.MinTopUp.Micros(), p.MaxTopUp.Micros()
 		c.Bonus = store.BonusRule{PercentPPM: int64(p.FirstTopUpBonus.Percent) / 100, Max: p.FirstTopUpBonus.Max.Micros()}

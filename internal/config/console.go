@@ -40,6 +40,10 @@ type Console struct {
 	// provider's stable user id (GitHub's numeric id, the OIDC sub), never
 	// a login or an account name, which a stranger could sign up with.
 	Admins []string `yaml:"admins"`
+	// PublicModels lets anyone read the Models page and
+	// /console/api/models without signing in, at the signup groups'
+	// prices (default false: signed-in users only).
+	PublicModels bool `yaml:"public_models"`
 }
 
 // OAuthProvider is one console sign-in provider (identity.Config in YAML).

@@ -104,6 +104,14 @@ type Console struct {
 	// nil: those sections are empty.
 	Operator Operator
 
+	// Prices is the price list of the Models page and /console/api/models;
+	// nil: the page lists no model.
+	Prices PriceList
+	// PublicModels (console.public_models) lets anyone read the Models
+	// page and /console/api/models without signing in, at the signup
+	// groups' prices.
+	PublicModels bool
+
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: discard
 
@@ -148,6 +156,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("GET /console/api/usage.csv", c.user(false, c.usageCSV))
 	m.HandleFunc("GET /console/api/refusals", c.user(false, c.refusals))
 	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
+	m.HandleFunc("GET /console/api/models", c.models)
 	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
 	c.pageRoutes(m)
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {

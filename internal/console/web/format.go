@@ -230,6 +230,7 @@ func funcs() template.FuncMap {
 			return math.Round(float64(p)*1000/float64(t)) / 10
 		},
 		"httpOK": func(s int) bool { return s > 0 && s < 400 },
+		"tokens": Tokens,
 	}
 }
 

@@ -122,7 +122,7 @@ func checkPage(t *testing.T, slug, body string, doc *html.Node) {
 			method, _ := attr(n, "method")
 			action, _ := attr(n, "action")
 			if strings.EqualFold(method, "get") {
-				if action != "/console/usage" && action != "/console/ledger" && action != "/console/admin" {
+				if action != "/console/usage" && action != "/console/ledger" && action != "/console/admin" && action != "/console/models" {
 					t.Errorf("%s: GET form to %s", slug, action)
 				}
 				return
@@ -185,6 +185,10 @@ func TestRenderEveryPage(t *testing.T) {
 		"stats":                {`href="/console/stats?days=7"`, `href="/console/stats?days=30" aria-current="page"`, "Cost per day", "Requests per day", "Tokens per day", "By model", "By key", "%", `class="sharebar"`, "&lt;script&gt;alert(1)&lt;/script&gt;"},
 		"stats-empty":          {"No usage in this period", "No model was used in this period."},
 		"stats-free":           {"No cost in this period: every request was free", "demo-free", "100.0%"},
+		"models":               {`method="get" action="/console/models"`, `data-autosubmit`, `<option value="premium" selected>`, "Prices in the premium group", "$3.60", "$0.36", "$18.00", "200K", "1.05M", "8,191", "$0.0504 / image", "$0.00012 / second", "Web search", "Audio in", "Free", "demo-&lt;script&gt;", `href="/console/models" aria-current="page"`, `action="/console/logout"`, "not billed this way"},
+		"models-public":        {"Sign in to get started", `href="/console/"`, "Prices in the default group"},
+		"models-empty":         {"No models match", `href="/console/models?group=premium"`, `value="zzz"`, `<option value="output" selected>`},
+		"models-none":          {"No models yet"},
 		"error":                {"Not found", "another account", `href="/console/"`, "Error 404"},
 		"error-signedin":       {"Not found", `action="/console/logout"`},
 		"adminlink":            {`action="/console/admin-link"`, `name="token" value="tok_abc-123"`, "Sign in as admin"},

@@ -74,6 +74,15 @@
     }
   });
 
+  // <form data-autosubmit>: a changed select submits the form (the
+  // filters of the Models page); text fields still wait for Enter.
+  document.addEventListener('change', function (e) {
+    var el = e.target;
+    if (el && el.tagName === 'SELECT' && el.form && el.form.hasAttribute('data-autosubmit')) {
+      el.form.submit();
+    }
+  });
+
   // Secrets select themselves on focus, ready for a manual copy.
   var fields = document.querySelectorAll('input.secret, textarea.codes');
   for (var i = 0; i < fields.length; i++) {
