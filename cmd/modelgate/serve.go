@@ -23,7 +23,7 @@ func serveCmd(args []string, e env) int {
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
-	cfg, err := loadConfig(*path, e)
+	cfg, err := loadConfig(*path, e, true)
 	if err != nil {
 		return 1
 	}
