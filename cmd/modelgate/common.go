@@ -51,8 +51,7 @@ func loadConfig(path string, e env, secrets bool) (*config.Config, error) {
 		path, _ = e.getenv("MODELGATE_CONFIG")
 	}
 	if path == "" {
-		cfg := config.Default()
-		return cfg, nil
+		return config.ZeroConfig(), nil
 	}
 	var opts []config.LoadOption
 	if !secrets {

@@ -33,6 +33,7 @@ func watchReload(ctx context.Context, a *app.App, path, listen string, e env, lo
 			}
 			if listen != "" {
 				cfg.Listen = listen
+				cfg.ZeroConsole() // as at start
 			}
 			warnings, err := a.Reload(cfg)
 			if err != nil {
