@@ -42,16 +42,22 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // loadConfig reads --config, else $MODELGATE_CONFIG, else the defaults, and
-// prints every problem. It fails when any problem is an error.
-func loadConfig(path string, e env) (*config.Config, error) {
+// prints every problem. It fails when any problem is an error. Only serve
+// reads the secrets of payments and sign-in providers (secrets true); every
+// other command leaves their ${VAR} references unresolved (config.Secrets),
+// so it runs where those variables are not set.
+func loadConfig(path string, e env, secrets bool) (*config.Config, error) {
 	if path == "" {
 		path, _ = e.getenv("MODELGATE_CONFIG")
 	}
 	if path == "" {
-		cfg := config.Default()
-		return cfg, nil
+		return config.ZeroConfig(), nil
 	}
-	cfg, problems, err := config.Load(path, e.getenv)
+	var opts []config.LoadOption
+	if !secrets {
+		opts = append(opts, config.Unresolved(config.Secrets()...))
+	}
+	cfg, problems, err := config.Load(path, e.getenv, opts...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
 		return nil, errReported
@@ -68,7 +74,7 @@ func loadConfig(path string, e env) (*config.Config, error) {
 
 // withStore loads the config, opens its store, and runs f.
 func withStore(path string, e env, f func(ctx context.Context, cfg *config.Config, st store.Store) error) int {
-	cfg, err := loadConfig(path, e)
+	cfg, err := loadConfig(path, e, false)
 	if err != nil {
 		return 1
 	}

@@ -29,7 +29,7 @@ func configCmd(args []string, e env) int {
 	)
 	if p == "" {
 		p = "(built-in defaults)"
-		cfg = config.Default()
+		cfg = config.ZeroConfig()
 		problems = cfg.Validate()
 	} else if cfg, problems, err = config.Load(p, e.getenv); err != nil {
 		fmt.Fprintf(e.stderr, "%v\n", err)

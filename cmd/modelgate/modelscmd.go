@@ -29,7 +29,7 @@ func modelsCmd(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "modelgate models: unexpected argument %q\nusage: modelgate models [--config FILE] [--group G] [--json]\n", pos[0])
 		return 2
 	}
-	cfg, err := loadConfig(*path, e)
+	cfg, err := loadConfig(*path, e, false)
 	if err != nil {
 		return 1
 	}

@@ -26,13 +26,14 @@ func watchReload(ctx context.Context, a *app.App, path, listen string, e env, lo
 				return
 			case <-hup:
 			}
-			cfg, err := loadConfig(path, e) // its problems are printed as at start
+			cfg, err := loadConfig(path, e, true) // its problems are printed as at start
 			if err != nil {
 				log.Error("config reload failed: the file has errors; the running config is kept")
 				continue
 			}
 			if listen != "" {
 				cfg.Listen = listen
+				cfg.ZeroConsole() // as at start
 			}
 			warnings, err := a.Reload(cfg)
 			if err != nil {

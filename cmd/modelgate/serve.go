@@ -23,12 +23,14 @@ func serveCmd(args []string, e env) int {
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
-	cfg, err := loadConfig(*path, e)
+	cfg, err := loadConfig(*path, e, true)
 	if err != nil {
 		return 1
 	}
+	zeroOff := ""
 	if *listen != "" {
 		cfg.Listen = *listen
+		zeroOff = cfg.ZeroConsole() // without a file, the console follows the listener
 		// The file was checked with its own listen address.
 		if err := cfg.CheckOrigin(); err != nil {
 			fmt.Fprintf(e.stderr, "modelgate: --listen %s: %v\n", *listen, err)
@@ -36,6 +38,9 @@ func serveCmd(args []string, e env) int {
 		}
 	}
 	log := newLogger(cfg, e.stderr)
+	if zeroOff != "" {
+		log.Warn("zero-config: " + zeroOff)
+	}
 	gc, limit := applyGC(cfg.GCPercent, cfg.MemoryLimit, e.getenv)
 	if *cpuprofile != "" {
 		stopProfile, err := startCPUProfile(*cpuprofile)

@@ -71,11 +71,11 @@ func TestAnonymousRequestsLeaveNoUsage(t *testing.T) {
 	wg.Wait()
 	// One authenticated request still leaves its record.
 	c := g.client(g.keys["default"])
-	if _, err := c.Models.List(context.Background()); err != nil {
+	if _, err := c.Chat.Completions.New(context.Background(), hello("demo-chat")); err != nil {
 		t.Fatal(err)
 	}
 	recs := g.usage()
-	if len(recs) != 1 || recs[0].AccountID == "" || recs[0].Endpoint != "models.list" {
+	if len(recs) != 1 || recs[0].AccountID == "" || recs[0].Endpoint != "chat.completions" {
 		t.Errorf("%d usage records after %d unauthenticated requests and 1 authenticated one, want only the authenticated one", len(recs), n)
 	}
 	// They are counted instead, by the code each client got.

@@ -99,9 +99,14 @@ func origin(cfg *config.Config, publicURL string) (server.Origin, error) {
 	return server.Origin{PublicURL: publicURL, Listen: cfg.Listen, TrustedProxies: proxies}, nil
 }
 
-// mountConsole adds the console's routes to mux when it is configured.
+// mountConsole adds the console's routes to mux when it is configured,
+// and sends a browser opening the gateway's root to the console (303). The
+// more specific HEAD / probe (app.mux) keeps answering 200.
 func mountConsole(mux *http.ServeMux, c *console.Console) {
 	if c != nil {
 		c.Routes(mux)
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/console/", http.StatusSeeOther)
+		})
 	}
 }

@@ -19,6 +19,28 @@ var (
 	ErrKeyCap       = errors.New("billing: the key's spend cap is reached")
 )
 
+// CapShortError is Reserve's refusal of a capped key whose cap is not
+// reached but has less left than the request's reservation: the client
+// can still fit with a smaller request. It matches ErrKeyCap (errors.Is).
+type CapShortError struct {
+	Left money.Micros // what is left of the cap, above zero
+}
+
+func (e *CapShortError) Error() string {
+	return fmt.Sprintf("billing: the key's spend cap has %v left, less than this request's reservation", e.Left)
+}
+
+// Is makes a CapShortError an ErrKeyCap.
+func (e *CapShortError) Is(target error) bool { return target == ErrKeyCap }
+
+// Tighter reports whether a refused reservation may fit when sized more
+// closely (the prompt counted instead of bounded by its bytes): the balance
+// or the key's cap is short of it but not spent, or its amount overflowed.
+func Tighter(err error) bool {
+	var short *CapShortError
+	return errors.Is(err, ErrInsufficient) || errors.Is(err, ErrOverflow) || errors.As(err, &short)
+}
+
 // Source reads stored balances (store.Store has it).
 type Source interface {
 	AccountByID(ctx context.Context, id string) (store.Account, error)
@@ -102,7 +124,8 @@ type Hold struct {
 func (h *Hold) Amount() money.Micros { return h.amount }
 
 // Reserve admits a request that can cost up to amount, or refuses it with
-// ErrInsufficient or ErrKeyCap. Whatever the amount, even zero, the
+// ErrInsufficient, ErrKeyCap when the key's cap is spent, or a
+// *CapShortError when what is left of it is less than amount. Whatever the amount, even zero, the
 // account must have something available and a capped key something left:
 // an account at or below zero is served nothing billable. (Free models do
 // not reserve at all.)
@@ -124,6 +147,9 @@ func (r *Reserver) Reserve(ctx context.Context, p Payer, amount money.Micros) (*
 	var k *meter
 	if p.SpendCap > 0 {
 		if k = r.keys[p.KeyID]; k.available() < need {
+			if left := k.available(); left > 0 {
+				return nil, &CapShortError{Left: left}
+			}
 			return nil, ErrKeyCap
 		}
 		k.reserved += amount

@@ -174,6 +174,44 @@ func TestKeySpendCap(t *testing.T) {
 	}
 }
 
+// A key whose cap is not spent but has less left than a reservation is
+// refused with what is left (a *CapShortError, which is an ErrKeyCap and
+// worth sizing closer); a spent cap is plain ErrKeyCap.
+func TestKeyCapShort(t *testing.T) {
+	tests := []struct {
+		name   string
+		spent  money.Micros // of a key capped at 100
+		amount money.Micros
+		left   money.Micros // 0: a plain ErrKeyCap
+	}{
+		{"first call larger than the cap", 0, 150, 100},
+		{"part of the cap left", 70, 31, 30},
+		{"one micro left", 99, 2, 1},
+		{"cap spent", 100, 1, 0},
+		{"cap overspent", 120, 1, 0},
+	}
+	for _, tt := range tests {
+		src := newFake(10_000)
+		src.spent["k"] = tt.spent
+		r := NewReserver(src, Options{Refresh: time.Hour})
+		_, err := r.Reserve(context.Background(), Payer{AccountID: "a", KeyID: "k", SpendCap: 100}, tt.amount)
+		if !errors.Is(err, ErrKeyCap) {
+			t.Errorf("%s: got %v, want ErrKeyCap", tt.name, err)
+			continue
+		}
+		var short *CapShortError
+		switch {
+		case tt.left == 0 && errors.As(err, &short):
+			t.Errorf("%s: a spent cap told %v", tt.name, err)
+		case tt.left > 0 && (!errors.As(err, &short) || short.Left != tt.left):
+			t.Errorf("%s: got %v, want %v left", tt.name, err, tt.left)
+		}
+		if got := Tighter(err); got != (tt.left > 0) {
+			t.Errorf("%s: Tighter = %v", tt.name, got)
+		}
+	}
+}
+
 // A credit posted by another process shows up after Refresh.
 func TestRefreshSeesCredits(t *testing.T) {
 	src := newFake(0)

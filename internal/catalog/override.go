@@ -43,6 +43,10 @@ const (
 	SetImageOutput
 )
 
+// priceFields are the fields that price a model.
+const priceFields = SetInput | SetOutput | SetCachedInput | SetImages | SetAudioPerSecond | SetVideoPerSecond |
+	SetVideoPrices | SetAudioInput | SetAudioOutput | SetImageInput | SetCachedImageInput | SetImageOutput
+
 // Has reports whether every field in f2 is in f.
 func (f OverrideFields) Has(f2 OverrideFields) bool {
 	return f&f2 == f2
@@ -148,6 +152,15 @@ func apply(m Model, o Override) Model {
 	}
 	if set.Has(SetFree) {
 		m.Free = src.Free
+	} else if m.Free && set&priceFields != 0 {
+		// A price given for a free model (a demo model) is meant to be
+		// charged: it stops being free when the prices make it billable
+		// (otherwise it stays free, and config check warns).
+		paid := m
+		paid.Free = false
+		if paid.Priced() {
+			m.Free = false
+		}
 	}
 	if set.Has(SetVideoPrices) {
 		m.VideoPrices = slices.Clone(src.VideoPrices)

@@ -9,6 +9,8 @@ func TestWith(t *testing.T) {
 	base := New([]Model{
 		{ID: "m", OwnedBy: "v", Modality: Chat, ContextWindow: 1000, MaxOutput: 100, Tools: true, Input: 10, Output: 20, CachedInput: 5},
 		{ID: "img", Modality: Image, Images: []ImagePrice{{Size: "1x1", Price: 1}}, ImageSizes: []string{"1x1"}},
+		{ID: "demo", OwnedBy: "demo", Modality: Chat, Free: true},
+		{ID: "demo-img", OwnedBy: "demo", Modality: Image, ImageSizes: []string{"1x1"}, Free: true},
 	})
 	tests := []struct {
 		name string
@@ -51,6 +53,18 @@ func TestWith(t *testing.T) {
 				Set: SetInput | SetImageInput | SetCachedImageInput | SetImageOutput}, "img",
 			Model{ID: "img", Modality: Image, Images: []ImagePrice{{Size: "1x1", Price: 1}}, ImageSizes: []string{"1x1"},
 				Input: 5, ImageInput: 10, CachedImageInput: 3, ImageOutput: 40}},
+		{"a price makes a free model paid",
+			Override{Model: Model{ID: "demo", Input: 1, Output: 2}, Set: SetInput | SetOutput}, "demo",
+			Model{ID: "demo", OwnedBy: "demo", Modality: Chat, Input: 1, Output: 2}},
+		{"free given with a price keeps it free",
+			Override{Model: Model{ID: "demo", Input: 1, Free: true}, Set: SetInput | SetFree}, "demo",
+			Model{ID: "demo", OwnedBy: "demo", Modality: Chat, Input: 1, Free: true}},
+		{"a price per image makes a free image model paid",
+			Override{Model: Model{ID: "demo-img", Images: []ImagePrice{{Size: "1x1", Price: 3}}}, Set: SetImages}, "demo-img",
+			Model{ID: "demo-img", OwnedBy: "demo", Modality: Image, Images: []ImagePrice{{Size: "1x1", Price: 3}}, ImageSizes: []string{"1x1"}}},
+		{"a price that cannot bill the model leaves it free",
+			Override{Model: Model{ID: "demo-img", Input: 1}, Set: SetInput}, "demo-img",
+			Model{ID: "demo-img", OwnedBy: "demo", Modality: Image, ImageSizes: []string{"1x1"}, Input: 1, Free: true}},
 		{"an operator's max_output is a limit",
 			Override{Model: Model{ID: "gpt-x", MaxOutput: 100}, Set: SetMaxOutput}, "gpt-x",
 			Model{ID: "gpt-x", Modality: Chat, MaxOutput: 100, OutputLimited: true}},
@@ -62,12 +76,12 @@ func TestWith(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}
-	if m, _ := base.Lookup("m"); m.Input != 10 || base.Len() != 2 {
+	if m, _ := base.Lookup("m"); m.Input != 10 || base.Len() != 4 {
 		t.Error("With must not change the original catalog")
 	}
 	// Overrides apply in order.
 	c := base.With([]Override{{Model: Model{ID: "m", Input: 1}, Set: SetInput}, {Model: Model{ID: "m", Input: 2}, Set: SetInput}})
-	if m, _ := c.Lookup("m"); m.Input != 2 || c.Len() != 2 {
+	if m, _ := c.Lookup("m"); m.Input != 2 || c.Len() != 4 {
 		t.Errorf("ordered overrides: %+v, len %d", m, c.Len())
 	}
 }

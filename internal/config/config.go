@@ -74,6 +74,10 @@ type Config struct {
 	Telemetry       *Telemetry       `yaml:"telemetry"` // OpenTelemetry traces over OTLP/HTTP; nil or no endpoint: off
 	Models          []ModelConfig    `yaml:"models"`    // overrides of and additions to the built-in catalog
 	Path            string           `yaml:"-"`         // file it was loaded from; "" for the built-in default
+	// Zero marks the zero-configuration setup (ZeroConfig: no file at all),
+	// whose console, when on, is the operator's: its first account is an
+	// admin that signs in with the link printed on the first start.
+	Zero bool `yaml:"-"`
 
 	// Background configures background Responses requests (background: true).
 	Background Background `yaml:"background"`

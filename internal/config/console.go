@@ -106,8 +106,9 @@ func (v *validator) consoleSettings() {
 		}
 		seenGroup[g] = true
 	}
-	if len(s.OAuth) == 0 {
-		v.warnf(at("oauth"), "console.oauth lists no sign-in provider, so nobody can sign in to the console")
+	// Without a config file the operator's link is the way in (ZeroConfig).
+	if len(s.OAuth) == 0 && !c.Zero {
+		v.warnf(at("oauth"), "console.oauth lists no sign-in provider, so users cannot sign in to the console; only an operator can, with a link from `modelgate admin login-link`")
 	}
 	names := map[string]bool{}
 	for i, p := range s.OAuth {

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	gopath "path"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -22,35 +24,65 @@ type envExpander struct {
 	getenv   func(string) (string, bool)
 	expanded map[*yaml.Node]bool
 	problems []Problem
+	// skip are the key paths (see Unresolved) whose references are left as
+	// written.
+	skip []string
 }
 
-func newEnvExpander(getenv func(string) (string, bool)) *envExpander {
+func newEnvExpander(getenv func(string) (string, bool), skip []string) *envExpander {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
-	return &envExpander{getenv: getenv, expanded: map[*yaml.Node]bool{}}
+	return &envExpander{getenv: getenv, expanded: map[*yaml.Node]bool{}, skip: skip}
 }
 
-// expandTree expands every string scalar in n that is not a mapping key.
+// expandTree expands every string scalar in n that is not a mapping key;
+// path is n's dotted key path ("" for the root, list items by index).
 // Aliases are not followed: the anchored node is expanded where it is
 // defined, and every alias shares it.
-func (e *envExpander) expandTree(n *yaml.Node) {
+func (e *envExpander) expandTree(n *yaml.Node, path string) {
 	switch n.Kind {
-	case yaml.DocumentNode, yaml.SequenceNode:
+	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			e.expandTree(c)
+			e.expandTree(c, path)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			e.expandTree(c, joinPath(path, strconv.Itoa(i)))
 		}
 	case yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			e.expandTree(n.Content[i]) // values only: keys are never expanded
+			e.expandTree(n.Content[i], joinPath(path, n.Content[i-1].Value)) // values only: keys are never expanded
 		}
 	case yaml.ScalarNode:
-		e.expandScalar(n)
+		e.expandScalar(n, path)
 	}
 }
 
-func (e *envExpander) expandScalar(n *yaml.Node) {
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// skipped reports whether path matches one of the skip patterns, whose
+// "*" segments match any one key or index.
+func (e *envExpander) skipped(path string) bool {
+	for _, pat := range e.skip {
+		if ok, _ := gopath.Match(pat, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *envExpander) expandScalar(n *yaml.Node, path string) {
 	if n.ShortTag() != "!!str" || !strings.Contains(n.Value, "${") {
+		return
+	}
+	if e.skipped(path) {
+		e.expanded[n] = true // it is from the environment, only not read now
 		return
 	}
 	out, errs := e.expand(n.Value)

@@ -42,7 +42,7 @@ func TestExpand(t *testing.T) {
 		{in: strings.Repeat("${U:-", 10) + "v" + strings.Repeat("}", 10), out: "${U:-v}", err: "nested more than 8 deep"},
 	}
 	for _, tt := range tests {
-		e := newEnvExpander(envOf(env))
+		e := newEnvExpander(envOf(env), nil)
 		out, errs := e.expand(tt.in)
 		if out != tt.out {
 			t.Errorf("expand(%q) = %q, want %q", tt.in, out, tt.out)
@@ -124,4 +124,39 @@ func TestLoadEnvBadReferences(t *testing.T) {
 		{5, false, `invalid reference "${OPENAI_API_KEY:?required}"`},
 		{7, false, `unterminated "${UNTERMINATED"`},
 	})
+}
+
+// Unresolved leaves the references of the named settings as written, an
+// unset variable there being no problem, and expands every other one.
+func TestUnresolvedSecrets(t *testing.T) {
+	const yaml = `console:
+  oauth:
+    - {name: github, type: github, client_id: "${GH_ID}", client_secret: "${GH_SECRET}"}
+payments:
+  stripe: {secret_key: "${STRIPE_KEY}", webhook_secret: "${STRIPE_HOOK}"}
+providers:
+  - {name: oa, type: openai, api_key: "${OPENAI_KEY}", models: [gpt-4o-mini]}
+`
+	c, ps, err := parse([]byte(yaml), envOf(map[string]string{"GH_ID": "id-1"}), Unresolved(Secrets()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || !strings.Contains(ps[0].Message, "OPENAI_KEY is not set") {
+		t.Errorf("problems %v, want only OPENAI_KEY's", ps)
+	}
+	if got := c.Payments.Stripe.SecretKey; got != "${STRIPE_KEY}" {
+		t.Errorf("secret_key %q", got)
+	}
+	if got := c.Console.OAuth[0].ClientID; got != "${GH_ID}" {
+		t.Errorf("client_id %q: a skipped setting is not read even when set", got)
+	}
+	for _, p := range ps {
+		if p.Warning && strings.Contains(p.Message, "literally") {
+			t.Errorf("a reference left as written is taken for a literal secret: %v", p)
+		}
+	}
+	// Without the option the same file needs every variable.
+	if _, ps, _ := parse([]byte(yaml), envOf(nil)); len(ps) != 5 {
+		t.Errorf("without Unresolved: %d problems %v, want 5", len(ps), ps)
+	}
 }

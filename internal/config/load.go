@@ -21,12 +21,14 @@ import (
 // not YAML at all; everything else, from type errors to unknown keys, comes
 // back as Problems sorted by line, and callers must refuse to start when
 // HasErrors reports any. The returned Config is never nil when err is nil.
-func Load(path string, getenv func(string) (string, bool)) (*Config, []Problem, error) {
+//
+// Options change what is read: see Unresolved.
+func Load(path string, getenv func(string) (string, bool), opts ...LoadOption) (*Config, []Problem, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: read %s: %w", path, err)
 	}
-	c, problems, err := parse(data, getenv)
+	c, problems, err := parse(data, getenv, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %s: %w", path, err)
 	}
@@ -34,8 +36,38 @@ func Load(path string, getenv func(string) (string, bool)) (*Config, []Problem, 
 	return c, problems, nil
 }
 
+// LoadOption changes how Load reads a file.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	unresolved []string
+}
+
+// Unresolved leaves the ${VAR} references of the settings at paths (dotted
+// key paths like payments.stripe.secret_key; a * segment matches any list
+// index or key) as written: their variables are not read, so an unset one
+// is no problem, and the setting holds the reference's text. A command that
+// never uses those settings loads with it, so it runs without their secrets
+// in its environment; the gateway itself never does.
+func Unresolved(paths ...string) LoadOption {
+	return func(o *loadOptions) { o.unresolved = append(o.unresolved, paths...) }
+}
+
+// Secrets returns the settings that hold the secrets of the payments and of the
+// console's sign-in providers, which only a serving gateway uses: the
+// commands that neither take payments nor sign anyone in load the file with
+// Unresolved(Secrets()...).
+func Secrets() []string {
+	return []string{"payments.stripe.secret_key", "payments.stripe.webhook_secret",
+		"console.oauth.*.client_id", "console.oauth.*.client_secret"}
+}
+
 // parse does Load's work on the file's bytes.
-func parse(data []byte, getenv func(string) (string, bool)) (*Config, []Problem, error) {
+func parse(data []byte, getenv func(string) (string, bool), opts ...LoadOption) (*Config, []Problem, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	root, problems, err := parseDocument(data)
 	if err != nil {
 		return nil, nil, err
@@ -51,11 +83,11 @@ func parse(data []byte, getenv func(string) (string, bool)) (*Config, []Problem,
 	// Order matters: expand first so the decoder and validator see final
 	// values; walk the schema after expansion so it knows which values came
 	// from the environment.
-	env := newEnvExpander(getenv)
+	env := newEnvExpander(getenv, o.unresolved)
 	walker := &schemaWalker{src: c.src, expanded: env.expanded}
 	var decodeProblems []Problem
 	if root != nil {
-		env.expandTree(root)
+		env.expandTree(root, "")
 		walker.walk(root, reflect.TypeFor[Config](), "")
 		decodeProblems = decode(root, c, env.expanded)
 	}

@@ -36,6 +36,7 @@ func (c *Config) Validate() []Problem {
 	v.catalogModels()
 	v.videoModels(cat, served)
 	v.imageTokenModels(cat)
+	v.freePrices(cat)
 	v.imageStore()
 	v.fetchLimits()
 	v.usageRetention()

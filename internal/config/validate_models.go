@@ -286,6 +286,53 @@ func (v *validator) imageTokenModels(cat *catalog.Catalog) {
 	}
 }
 
+// freePrices warns of a models entry that prices a free model (a demo
+// model) without free: false and without a price its modality is billed
+// by: the model stays free, and the price would be ignored unsaid. (A price
+// that can bill the model makes it paid: see catalog.Override.)
+func (v *validator) freePrices(cat *catalog.Catalog) {
+	if cat == nil {
+		return
+	}
+	c := v.c
+	for i, mc := range c.Models {
+		m, ok := cat.Lookup(mc.ID)
+		if !ok || !m.Free || mc.Free != nil || !mc.prices() {
+			continue
+		}
+		line := mc.Line
+		if line == 0 {
+			line = c.line("models."+strconv.Itoa(i), c.line("models", 0))
+		}
+		v.warnf(line, "model %q is free and stays free: none of the prices given bills a model of modality %s (that takes %s); give those, or free: true to silence this",
+			mc.ID, m.Modality, billedBy(m.Modality))
+	}
+}
+
+// prices reports whether the entry gives any price.
+func (mc ModelConfig) prices() bool {
+	for _, p := range []*Amount{mc.Input, mc.Output, mc.CachedInput, mc.AudioPerSecond, mc.VideoPerSecond,
+		mc.AudioInput, mc.AudioOutput, mc.ImageInput, mc.CachedImageInput, mc.ImageOutput} {
+		if p != nil {
+			return true
+		}
+	}
+	return mc.Images != nil || mc.VideoPrices != nil
+}
+
+// billedBy names the prices that bill a model of modality m.
+func billedBy(m catalog.Modality) string {
+	switch m {
+	case catalog.Image:
+		return "images, or input, image_input and image_output"
+	case catalog.Audio:
+		return "audio_per_second"
+	case catalog.Video:
+		return "video_per_second or video_prices"
+	}
+	return "input or output"
+}
+
 // images checks one model's per-image prices.
 func (v *validator) images(m ModelConfig, label, base string, at func(string) int) {
 	seen := map[[2]string]bool{}

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/billing"
@@ -45,7 +44,7 @@ func (h *Core) AdmitBody(ctx context.Context, info *reqinfo.Info, p gate.Princip
 	if err == nil {
 		err = c.TryReserve(ctx, amount)
 	}
-	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+	if billing.Tighter(err) {
 		n, cerr := count()
 		if cerr != nil {
 			return nil, apierr.Internal(cerr)

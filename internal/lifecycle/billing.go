@@ -155,7 +155,7 @@ func (h *Core) AdmitChat(ctx context.Context, info *reqinfo.Info, p gate.Princip
 	if err == nil {
 		err = c.TryReserve(ctx, amount+Unsized)
 	}
-	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+	if billing.Tighter(err) {
 		n, terr := promptTokens(counter, body)
 		if terr != nil {
 			return nil, apierr.Internal(terr)
@@ -268,8 +268,11 @@ func OutputLimit(mp billing.ModelPrice, param string, n int64) *apierr.Error {
 }
 
 // ReserveError is the client's error for a failed reservation of amount;
-// param names what the client can lower.
+// param names what the client can lower. A key's spend cap that is spent
+// is said so; one with less left than amount is told as the balance is:
+// the request's maximum cost, what is left, and what to lower.
 func ReserveError(err error, amount money.Micros, param string) error {
+	var short *billing.CapShortError
 	switch {
 	case errors.Is(err, billing.ErrInsufficient):
 		hint := "."
@@ -278,6 +281,13 @@ func ReserveError(err error, amount money.Micros, param string) error {
 		}
 		return Quota("You exceeded your current quota: the account's balance cannot cover this request's maximum cost (" +
 			amount.String() + "). Add funds" + hint)
+	case errors.As(err, &short):
+		hint := "."
+		if param != "" {
+			hint = ", or lower " + param + "."
+		}
+		return Quota("You exceeded your current quota: what is left of this API key's spend cap (" + short.Left.String() +
+			") cannot cover this request's maximum cost (" + amount.String() + "). Ask for a higher spend cap" + hint)
 	case errors.Is(err, billing.ErrKeyCap):
 		return Quota("This API key has reached its spend cap.")
 	case errors.Is(err, billing.ErrOverflow):

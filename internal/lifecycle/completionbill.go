@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -80,7 +79,7 @@ func (h *Core) AdmitCompletion(ctx context.Context, info *reqinfo.Info, p gate.P
 	if err == nil {
 		err = c.TryReserve(ctx, amount)
 	}
-	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+	if billing.Tighter(err) {
 		n, _ := CountPrompts(counter, params.Prompt)
 		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/apierr"
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/reqinfo"
 	"github.com/modelgate/modelgate/internal/store"
@@ -21,6 +22,11 @@ import (
 // limit): a key with no balance can send thousands a second, and records
 // are kept for months, so it is counted per key, reason and minute (see
 // refusal).
+//
+// A request that succeeded without naming a model and cost nothing (the
+// model list, a list of video tasks) used nothing to account for: it
+// leaves no usage record either, only its metrics, so the usage pages and
+// statistics never show a row without a model.
 //
 // It runs once per request (info.Recorded): the usage recorder stores a
 // request's record without looking whether it has it already. It is also
@@ -63,6 +69,9 @@ func (h *Core) Record(info *reqinfo.Info, out *Outcome) {
 			Minute: info.Start, Endpoint: info.Endpoint, Reason: info.ErrCode, Status: status})
 		return
 	}
+	if modelless(info, status, cost) {
+		return
+	}
 	h.Usage.Record(store.UsageRecord{
 		RequestID: info.ID, Time: info.Start, AccountID: info.AccountID, KeyID: info.KeyID,
 		Endpoint: info.Endpoint, Model: info.Model, Provider: info.Provider, UpstreamModel: info.Upstream,
@@ -71,6 +80,12 @@ func (h *Core) Record(info *reqinfo.Info, out *Outcome) {
 		Latency: end.Sub(info.Start), TTFT: out.TTFT, Status: status, ErrorCode: info.ErrCode,
 		Attempts: storedAttempts(info, status),
 	})
+}
+
+// modelless reports whether a request is one that used no model: it
+// succeeded (below 400) without naming one, and cost nothing.
+func modelless(info *reqinfo.Info, status int, cost money.Micros) bool {
+	return info.Model == "" && status < http.StatusBadRequest && cost == 0
 }
 
 // refusal reports whether a request that ended with status is one the

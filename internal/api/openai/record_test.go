@@ -101,14 +101,18 @@ func TestUnauthenticatedNotRecorded(t *testing.T) {
 		t.Errorf("counted %v from %v", ref.reasons, ref.remotes)
 	}
 
-	// Authenticated: recorded (a success and a refusal after the key), not counted.
+	// Authenticated: not counted; a refusal after the key is recorded (no
+	// key refusal counter here), the model list, which uses no model, is not.
 	if got := do("GET", "/v1/models", "Bearer good"); got != 200 {
 		t.Fatalf("models: %d", got)
+	}
+	if len(rec.recs) != 0 {
+		t.Errorf("the model list left a usage record: %+v", rec.recs)
 	}
 	if got := do("POST", "/v1/chat/completions", "Bearer good"); got != 400 {
 		t.Fatalf("bad chat: %d", got)
 	}
-	if len(rec.recs) != 2 || rec.recs[0].AccountID != "acct_1" || rec.recs[1].Status != 400 {
+	if len(rec.recs) != 1 || rec.recs[0].AccountID != "acct_1" || rec.recs[0].Status != 400 {
 		t.Errorf("records %+v", rec.recs)
 	}
 	if len(ref.remotes) != 6 {
@@ -117,7 +121,7 @@ func TestUnauthenticatedNotRecorded(t *testing.T) {
 
 	// Without a counter nothing breaks and nothing is stored.
 	h.Refused = nil
-	if got := do("GET", "/nope", ""); got != 404 || len(rec.recs) != 2 {
+	if got := do("GET", "/nope", ""); got != 404 || len(rec.recs) != 1 {
 		t.Errorf("without a counter: %d, %d records", got, len(rec.recs))
 	}
 }

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -172,7 +171,7 @@ func (h *Handler) reserveNative(ctx context.Context, p gate.Principal, c *lifecy
 	}
 	prompt := input(int64(len(body)))
 	amount, err := reserve(prompt)
-	if errors.Is(err, billing.ErrInsufficient) || errors.Is(err, billing.ErrOverflow) {
+	if billing.Tighter(err) {
 		n := int64(c.Tok.Count(body))
 		if !c.Tok.Exact() {
 			n += n / 4 // another vendor's tokenizer may count more
