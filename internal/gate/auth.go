@@ -154,6 +154,11 @@ func (a *Authenticator) lookup(ctx context.Context, sum [sha256.Size]byte, now t
 	if k.Revoked() {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("key %s is revoked", k.ID))
 	}
+	if k.Disabled() {
+		e := apierr.InvalidAPIKey(fmt.Errorf("key %s is disabled", k.ID))
+		e.Message = "This API key is disabled."
+		return Principal{}, e
+	}
 	if k.AccountDisabled {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("account %s of key %s is disabled", k.AccountID, k.ID))
 	}

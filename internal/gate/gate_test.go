@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,24 +60,28 @@ func TestAuthenticate(t *testing.T) {
 	good, _, goodHash := apikey.Generate()
 	revoked, _, revokedHash := apikey.Generate()
 	disabled, _, disabledHash := apikey.Generate()
+	keyOff, _, keyOffHash := apikey.Generate()
 	unknown, _, _ := apikey.Generate()
 	keys := &fakeKeys{keys: map[string]store.Key{
 		string(goodHash):     {ID: "key_1", AccountID: "acct_1", Group: "basic", Hash: goodHash},
 		string(revokedHash):  {ID: "key_2", AccountID: "acct_1", Group: "basic", Hash: revokedHash, RevokedAt: time.Unix(5, 0)},
 		string(disabledHash): {ID: "key_3", AccountID: "acct_2", Group: "basic", Hash: disabledHash, AccountDisabled: true},
+		string(keyOffHash):   {ID: "key_4", AccountID: "acct_1", Group: "basic", Hash: keyOffHash, DisabledAt: time.Unix(7, 0)},
 	}}
 	a := NewAuthenticator(keys, 0, nil)
 	cases := []struct {
 		name   string
 		header string
 		want   string // key id, or "" for 401
+		msg    string // the 401's message, when not the generic one
 	}{
-		{"good", "Bearer " + good, "key_1"},
-		{"missing", "", ""},
-		{"malformed", "Token " + good, ""},
-		{"unknown", "Bearer " + unknown, ""},
-		{"revoked", "Bearer " + revoked, ""},
-		{"account disabled", "Bearer " + disabled, ""},
+		{"good", "Bearer " + good, "key_1", ""},
+		{"missing", "", "", ""},
+		{"malformed", "Token " + good, "", ""},
+		{"unknown", "Bearer " + unknown, "", ""},
+		{"revoked", "Bearer " + revoked, "", ""},
+		{"account disabled", "Bearer " + disabled, "", ""},
+		{"key disabled", "Bearer " + keyOff, "", "This API key is disabled."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +95,9 @@ func TestAuthenticate(t *testing.T) {
 			var e *apierr.Error
 			if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Code != apierr.CodeInvalidAPIKey {
 				t.Fatalf("err = %v, want 401 invalid_api_key", err)
+			}
+			if want := cmp.Or(tc.msg, apierr.InvalidAPIKey(nil).Message); e.Message != want {
+				t.Fatalf("message %q, want %q", e.Message, want)
 			}
 		})
 	}

@@ -223,7 +223,7 @@ type Console interface {
 	// when a hash or ID is taken (nothing is stored then).
 	CreateCodes(ctx context.Context, codes []RedeemCode) error
 	// RedeemCode credits the unused, unexpired code whose hash is given to
-	// accountID (a ledger topup entry with Ref "code:"+ID) and marks it
+	// accountID (a ledger entry of kind code with Ref "code:"+ID) and marks it
 	// used, atomically: of two racing calls one wins. ErrNotFound for an
 	// unknown or expired code, ErrConflict for a used one.
 	RedeemCode(ctx context.Context, hash []byte, accountID string, at time.Time) (RedeemCode, error)

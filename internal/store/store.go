@@ -62,6 +62,10 @@ type Key struct {
 	Hash        []byte // SHA-256 of the whole secret, 32 bytes
 	CreatedAt   time.Time
 	RevokedAt   time.Time    // zero while the key is active
+	// DisabledAt is when the key was disabled (zero: enabled). A disabled
+	// key is refused like a revoked one until it is enabled again
+	// (UpdateKey); unlike revocation, disabling can be undone.
+	DisabledAt time.Time
 	ExpiresAt   time.Time    // zero: never expires
 	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
 	Limits      KeyLimits    // the key's own rate limits (zero: its group's)
@@ -87,6 +91,9 @@ func (k Key) Expired(now time.Time) bool { return !k.ExpiresAt.IsZero() && !now.
 
 // Revoked reports whether the key has been revoked.
 func (k Key) Revoked() bool { return !k.RevokedAt.IsZero() }
+
+// Disabled reports whether the key is disabled (see Key.DisabledAt).
+func (k Key) Disabled() bool { return !k.DisabledAt.IsZero() }
 
 // UsageRecord is what one request leaves behind, success or failure.
 type UsageRecord struct {
@@ -206,6 +213,13 @@ type Accounts interface {
 	// SetAccountAdmin grants or takes the console's admin role;
 	// ErrNotFound when the account does not exist.
 	SetAccountAdmin(ctx context.Context, id string, admin bool) error
+	// SearchAccounts lists the accounts q selects by name ascending
+	// (Balance, Spent, Held, Admin filled), each with its identities
+	// oldest first, at most q.Limit of them. q.Q matches, ignoring case,
+	// a substring of the account's name or of one of its identities'
+	// Login, Subject or Email; its characters are literal (no wildcards).
+	// A q.Limit outside 1..500 is an error.
+	SearchAccounts(ctx context.Context, q AccountQuery) ([]AccountRow, error)
 }
 
 // Keys stores API keys.
@@ -237,6 +251,15 @@ type Keys interface {
 	// RevokeKey's) and returns the key; negative limits are an error.
 	// Cached keys see the change: it moves KeysVersion.
 	SetKeyLimits(ctx context.Context, ref string, l KeyLimits) (Key, error)
+	// UpdateKey applies u to the key id owned by accountID ("" = any
+	// account, for operators) at `at` and returns the key as read
+	// afterwards. ErrNotFound when no such key (or another account's),
+	// ErrConflict when the key is revoked (nothing changes then). An empty
+	// u changes nothing and returns the key. A negative SpendCap is an
+	// error. Disabled true keeps an earlier DisabledAt. Any change that
+	// can make the key stop or start authenticating (disabled, cap,
+	// expiry) moves KeysVersion; a rename need not.
+	UpdateKey(ctx context.Context, accountID, id string, u KeyUpdate, at time.Time) (Key, error)
 }
 
 // Usage stores usage records.
@@ -325,12 +348,13 @@ const (
 	KindRefund     LedgerKind = "refund"     // money given back for a charge
 	KindAdjustment LedgerKind = "adjustment" // an operator's correction, either sign
 	KindBonus      LedgerKind = "bonus"      // free credit (first top-up bonus, demo credit)
+	KindCode       LedgerKind = "code"       // a redeemed code's credit (Ref "code:"+code ID)
 )
 
 // Valid reports whether k is one of the kinds above.
 func (k LedgerKind) Valid() bool {
 	switch k {
-	case KindTopUp, KindCharge, KindRefund, KindAdjustment, KindBonus:
+	case KindTopUp, KindCharge, KindRefund, KindAdjustment, KindBonus, KindCode:
 		return true
 	}
 	return false
@@ -346,6 +370,10 @@ type LedgerEntry struct {
 	Ref          string       // optional idempotency key (a request id, a payment id); unique when set
 	Note         string
 	Time         time.Time
+	// Count is how many entries this one stands for: 1 for a plain entry,
+	// the run's length for charges LedgerPage grouped (GroupCharges). Set
+	// on reads (ListLedger, LedgerPage); Post ignores it.
+	Count int64
 }
 
 // Ledger stores balance changes. Every change of Account.Balance is an
@@ -358,6 +386,17 @@ type Ledger interface {
 	Post(ctx context.Context, e LedgerEntry) (LedgerEntry, error)
 	// ListLedger returns an account's entries, oldest first.
 	ListLedger(ctx context.Context, accountID string) ([]LedgerEntry, error)
+	// LedgerPage returns up to q.Limit entries of q.AccountID, ID
+	// descending, and the Before of the next page (0: no more). Walking
+	// pages from Before 0 with nextBefore yields exactly ListLedger
+	// reversed (GroupCharges false, no filters); each entry is as
+	// ListLedger has it, so the newest one's BalanceAfter is the account's
+	// Balance. An unknown account has no entries. A q.Limit outside
+	// 1..1000 is an error. nextBefore is 0 only when no entry q selects
+	// is left below the page. A backend must not read the whole ledger for
+	// one page: it walks the entries newest first and stops when the page
+	// is full. See LedgerQuery for filters and grouping.
+	LedgerPage(ctx context.Context, q LedgerQuery) (entries []LedgerEntry, nextBefore int64, err error)
 	// LedgerSum is the sum of an account's entries (for audits: it must
 	// equal the account's Balance).
 	LedgerSum(ctx context.Context, accountID string) (money.Micros, error)

@@ -343,7 +343,7 @@ func (s *Store) RedeemCode(ctx context.Context, hash []byte, accountID string, a
 		if c.Batch != "" {
 			note += " (batch " + c.Batch + ")"
 		}
-		_, err = post(ctx, tx, store.LedgerEntry{AccountID: accountID, Kind: store.KindTopUp, Amount: c.Amount,
+		_, err = post(ctx, tx, store.LedgerEntry{AccountID: accountID, Kind: store.KindCode, Amount: c.Amount,
 			Ref: "code:" + c.ID, Note: note, Time: at})
 		return err
 	})

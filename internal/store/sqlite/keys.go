@@ -21,7 +21,7 @@ const selectKey = `SELECT k.id, k.account_id, a.name, k.group_name, k.name, k.pr
 	 WHERE t.key_id = k.id AND t.state IN ('pending', 'processing')) +
 	(SELECT COALESCE(SUM(r.held), 0) FROM response_tasks r
 	 WHERE r.key_id = k.id AND r.status IN ('queued', 'in_progress')),
-	k.last_used_at, a.disabled_at IS NOT NULL
+	k.last_used_at, a.disabled_at IS NOT NULL, k.disabled_at
 	FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
 // minPrefixRef is the shortest ref RevokeKey matches against key prefixes;
@@ -38,11 +38,11 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 func insertKey(ctx context.Context, e execer, k store.Key) error {
 	_, err := e.ExecContext(ctx, `INSERT INTO api_keys
 		(id, account_id, group_name, name, prefix, hash, created_at, revoked_at, expires_at, spend_cap,
-		rpm, tpm, concurrency)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rpm, tpm, concurrency, disabled_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.AccountID, k.Group, k.Name, k.Prefix, k.Hash,
 		toMicros(k.CreatedAt), toNullMicros(k.RevokedAt), toNullMicros(k.ExpiresAt), k.SpendCap,
-		k.Limits.RPM, k.Limits.TPM, k.Limits.Concurrency)
+		k.Limits.RPM, k.Limits.TPM, k.Limits.Concurrency, toNullMicros(k.DisabledAt))
 	return err
 }
 
@@ -215,16 +215,18 @@ func scanKey(r scanner) (store.Key, error) {
 		revoked  sql.NullInt64
 		expires  sql.NullInt64
 		lastUsed sql.NullInt64
+		disabled sql.NullInt64
 	)
 	if err := r.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Group, &k.Name, &k.Prefix,
 		&k.Hash, &created, &revoked, &expires, &k.SpendCap,
 		&k.Limits.RPM, &k.Limits.TPM, &k.Limits.Concurrency, &k.Spent, &k.Held,
-		&lastUsed, &k.AccountDisabled); err != nil {
+		&lastUsed, &k.AccountDisabled, &disabled); err != nil {
 		return store.Key{}, err
 	}
 	k.LastUsedAt = fromNullMicros(lastUsed)
 	k.ExpiresAt = fromNullMicros(expires)
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = fromNullMicros(revoked)
+	k.DisabledAt = fromNullMicros(disabled)
 	return k, nil
 }

@@ -278,7 +278,7 @@ func (s *Store) ListLedger(ctx context.Context, accountID string) ([]store.Ledge
 		if err := rows.Scan(&e.ID, &e.AccountID, &kind, &e.Amount, &e.BalanceAfter, &e.Ref, &e.Note, &at); err != nil {
 			return nil, wrap("list ledger", err)
 		}
-		e.Kind, e.Time = store.LedgerKind(kind), fromMicros(at)
+		e.Kind, e.Time, e.Count = store.LedgerKind(kind), fromMicros(at), 1
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -316,8 +316,7 @@ func (s *Store) usageCharges(ctx context.Context, accountID string) ([]store.Led
 		br := newBlockReader(data, accountID)
 		for br.next(&rec) {
 			if rec.charge.id != 0 {
-				out = append(out, store.LedgerEntry{ID: rec.charge.id, AccountID: accountID, Kind: store.KindCharge,
-					Amount: -rec.Cost, BalanceAfter: rec.balanceAfter, Ref: rec.RequestID, Time: rec.Time})
+				out = append(out, chargeEntry(accountID, &rec))
 			}
 		}
 		if err := br.Err(); err != nil {

@@ -202,7 +202,7 @@ func insertBlocks(b *batchTx, recs []store.UsageRecord, charges []charge) error 
 			idx = idx[len(part):]
 			h := summarize(recs, charges, part...)
 			data = appendBlock(data[:0], recs, charges, part)
-			if _, err := st.ExecContext(b.ctx, account, h.first, h.last, len(part), h.charges, h.charged, data); err != nil {
+			if _, err := st.ExecContext(b.ctx, account, h.first, h.last, len(part), h.charges, h.charged, data, h.firstCharge()); err != nil {
 				return fmt.Errorf("usage block: %w", err)
 			}
 		}

@@ -114,8 +114,8 @@ func rewriteBlocks(ctx context.Context, tx *sql.Tx, gone []blockRecord) error {
 		}
 		h := summarize(keep, charges)
 		if _, err := tx.ExecContext(ctx, `UPDATE usage_blocks SET first_time = ?, last_time = ?, records = ?,
-			charges = ?, charged = ?, data = ? WHERE id = ?`,
-			h.first, h.last, len(keep), h.charges, h.charged, appendBlock(nil, keep, charges, h.idx), id); err != nil {
+			charges = ?, charged = ?, data = ?, first_charge = ? WHERE id = ?`,
+			h.first, h.last, len(keep), h.charges, h.charged, appendBlock(nil, keep, charges, h.idx), h.firstCharge(), id); err != nil {
 			return fmt.Errorf("rewrite block %d: %w", id, err)
 		}
 	}
@@ -127,7 +127,14 @@ type blockSummary struct {
 	first, last int64        // oldest and newest time
 	charges     int64        // records with a charge
 	charged     money.Micros // the sum of their charges
+	minCharge   int64        // the smallest charge id (0: none)
 	idx         []int        // the records' indexes
+}
+
+// firstCharge is the block's first_charge column (0017): its smallest
+// charge id, NULL when it holds no charge.
+func (h blockSummary) firstCharge() sql.NullInt64 {
+	return sql.NullInt64{Int64: h.minCharge, Valid: h.minCharge != 0}
 }
 
 // summarize returns the summary of the block of recs[i] for i in idx, or
@@ -147,6 +154,9 @@ func summarize(recs []store.UsageRecord, charges []charge, idx ...int) blockSumm
 		if charges[i].id != 0 {
 			h.charges++
 			h.charged += recs[i].Cost
+			if h.minCharge == 0 || charges[i].id < h.minCharge {
+				h.minCharge = charges[i].id
+			}
 		}
 	}
 	return h

@@ -41,7 +41,7 @@ const (
 	setLedgerSeqSQL = `UPDATE sqlite_sequence SET seq = ? WHERE name = 'ledger'`
 	chargedThruSQL  = `SELECT through FROM usage_charged_through`
 	blockInsertSQL  = `INSERT INTO usage_blocks
-		(account_id, first_time, last_time, records, charges, charged, data) VALUES (?, ?, ?, ?, ?, ?, ?)`
+		(account_id, first_time, last_time, records, charges, charged, data, first_charge) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // singleSQL lists every single-row statement prepared in usageStmts.single.
