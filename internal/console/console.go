@@ -104,6 +104,10 @@ type Console struct {
 	// nil: those sections are empty.
 	Operator Operator
 
+	// Playground runs the playground's chat turns as the user's keys;
+	// nil: the playground is off.
+	Playground Playground
+
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: discard
 }
@@ -144,6 +148,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("GET /console/api/usage.csv", c.user(false, c.usageCSV))
 	m.HandleFunc("GET /console/api/refusals", c.user(false, c.refusals))
 	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
+	m.HandleFunc("POST /console/api/playground", c.user(true, c.playgroundTurn))
 	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
 	c.pageRoutes(m)
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {

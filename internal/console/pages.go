@@ -24,6 +24,7 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/keys", c.page(c.keysPage))
 	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))
 	m.HandleFunc("GET /console/stats", c.page(c.statsPage))
+	m.HandleFunc("GET /console/playground", c.page(c.playgroundPage))
 	m.HandleFunc("POST /console/keys", c.form(c.enabledForm(c.createKeyForm)))
 	m.HandleFunc("POST /console/keys/{id}/revoke", c.form(c.revokeKeyForm))
 	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))

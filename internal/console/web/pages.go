@@ -22,7 +22,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // PageNames lists the pages Render knows, in the order of views.go.
-var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "adminlink", "error"}
+var PageNames = []string{"signin", "overview", "keys", "usage", "stats", "admin", "adminlink", "error", "playground"}
 
 // Pages holds the parsed templates, one set per page and language.
 type Pages struct {

@@ -235,6 +235,9 @@ func samplePages() []samplePage {
 		{"stats", "stats", sampleStats(false)},
 		{"stats-empty", "stats", sampleStats(true)},
 		{"adminlink", "adminlink", AdminLink{Token: "tok_abc-123"}},
+		{"playground", "playground", samplePlayground("")},
+		{"playground-empty", "playground", samplePlayground("empty")},
+		{"playground-off", "playground", samplePlayground("off")},
 		{"error", "error", sampleError(false)},
 		{"error-signedin", "error", sampleError(true)},
 	}
