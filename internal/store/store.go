@@ -61,16 +61,16 @@ type Key struct {
 	Prefix      string // first characters of the secret, for display and revoke
 	Hash        []byte // SHA-256 of the whole secret, 32 bytes
 	CreatedAt   time.Time
-	RevokedAt   time.Time    // zero while the key is active
+	RevokedAt   time.Time // zero while the key is active
 	// DisabledAt is when the key was disabled (zero: enabled). A disabled
 	// key is refused like a revoked one until it is enabled again
 	// (UpdateKey); unlike revocation, disabling can be undone.
 	DisabledAt time.Time
-	ExpiresAt   time.Time    // zero: never expires
-	SpendCap    money.Micros // 0: no cap; otherwise the most the key may ever spend
-	Limits      KeyLimits    // the key's own rate limits (zero: its group's)
-	Spent       money.Micros // filled on reads: usage charged through this key
-	Held        money.Micros // filled on reads: reservations of the key's open tasks (videos, background responses)
+	ExpiresAt  time.Time    // zero: never expires
+	SpendCap   money.Micros // 0: no cap; otherwise the most the key may ever spend
+	Limits     KeyLimits    // the key's own rate limits (zero: its group's)
+	Spent      money.Micros // filled on reads: usage charged through this key
+	Held       money.Micros // filled on reads: reservations of the key's open tasks (videos, background responses)
 	// LastUsedAt is filled on reads: the Time of the newest usage record
 	// inserted for the key (zero: never used). InsertUsage keeps it.
 	LastUsedAt time.Time

@@ -421,8 +421,8 @@ func testCodes(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		checkBalance(t, s, alice.ID, 5*money.Unit, 0)
 		checkBalance(t, s, bob.ID, 7*money.Unit, 0)
-		assertEqual(t, "alice's ledger", ledgerRefs(t, s, alice.ID), []string{fmt.Sprintf("topup code:%s %d", plain.ID, 5*money.Unit)})
-		assertEqual(t, "bob's ledger", ledgerRefs(t, s, bob.ID), []string{fmt.Sprintf("topup code:%s %d", dated.ID, 7*money.Unit)})
+		assertEqual(t, "alice's ledger", ledgerRefs(t, s, alice.ID), []string{fmt.Sprintf("code code:%s %d", plain.ID, 5*money.Unit)})
+		assertEqual(t, "bob's ledger", ledgerRefs(t, s, bob.ID), []string{fmt.Sprintf("code code:%s %d", dated.ID, 7*money.Unit)})
 		cs, _ = s.ListCodes(ctx(t), "")
 		var redeemed []string
 		for _, c := range cs {

@@ -38,6 +38,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("PurgeUsage", func(t *testing.T) { testPurgeUsage(t, newStore) })
 	t.Run("Bootstrap", func(t *testing.T) { testBootstrap(t, newStore) })
 	t.Run("Ledger", func(t *testing.T) { testLedger(t, newStore) })
+	t.Run("LedgerPage", func(t *testing.T) { testLedgerPage(t, newStore) })
+	t.Run("UpdateKey", func(t *testing.T) { testUpdateKey(t, newStore) })
+	t.Run("SearchAccounts", func(t *testing.T) { testSearchAccounts(t, newStore) })
+	t.Run("OperatorErrors", func(t *testing.T) { testOperatorErrors(t, newStore) })
 	t.Run("Holds", func(t *testing.T) { testHolds(t, newStore) })
 	t.Run("Responses", func(t *testing.T) { testResponses(t, newStore) })
 	t.Run("ResponseSizes", func(t *testing.T) { testResponseSizes(t, newStore) })
@@ -135,6 +139,7 @@ func normAccount(a store.Account) store.Account {
 func normKey(k store.Key) store.Key {
 	k.CreatedAt = utc(k.CreatedAt)
 	k.RevokedAt = utc(k.RevokedAt)
+	k.DisabledAt = utc(k.DisabledAt)
 	k.ExpiresAt = utc(k.ExpiresAt)
 	k.LastUsedAt = utc(k.LastUsedAt)
 	if len(k.Hash) == 0 {
