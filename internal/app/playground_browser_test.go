@@ -123,6 +123,17 @@ func TestPlaygroundBrowser(t *testing.T) {
 		t.Errorf("node:\n%s", js)
 	}
 	run("back to curl", chromedp.Click(chromedp.CSS(`[data-play-lang="curl"]`)))
+	layout := func(at string) {
+		t.Helper()
+		bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](layoutCheck))
+		if err != nil {
+			fail("layout check", err)
+		}
+		for _, b := range bad {
+			t.Errorf("%s: %s", at, b)
+		}
+	}
+	layout("a conversation at 1280 px")
 	browsertest.Screenshot(t, ctx, "e2e-playground-wide")
 	check("playground")
 	// Each turn is in Usage.
@@ -150,9 +161,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 
 	// Narrow, and in Chinese.
 	run("narrow", chromedp.EmulateViewport(390, 844))
-	if over := eval(`String(document.documentElement.scrollWidth - window.innerWidth)`); over != "0" {
-		t.Errorf("the playground scrolls sideways by %s px at 390", over)
-	}
+	layout("a conversation and an error at 390 px")
 	browsertest.Screenshot(t, ctx, "e2e-playground-narrow")
 	api.createKey("second", "basic")
 	run("chinese", chromedp.Navigate(base+"/console/playground?lang=zh-CN"), chromedp.WaitVisible(chromedp.CSS(`#play-input`)),
@@ -161,9 +170,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 	if meta := waitMeta(1); !strings.Contains(meta, "费用 $") || !strings.Contains(meta, "输入") {
 		t.Errorf("Chinese meta: %q", meta)
 	}
-	if over := eval(`String(document.documentElement.scrollWidth - window.innerWidth)`); over != "0" {
-		t.Errorf("the Chinese playground scrolls sideways by %s px at 390", over)
-	}
+	layout("the Chinese conversation at 390 px")
 	browsertest.Screenshot(t, ctx, "e2e-playground-narrow-zh")
 	check("chinese")
 }
