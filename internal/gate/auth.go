@@ -1,5 +1,7 @@
 // Package gate is the policy in front of routing: it authenticates API keys
-// (with a short-lived in-memory cache so the hot path reads no database) and
+// (with a short-lived in-memory cache so the hot path reads no database;
+// in-process callers such as the console's playground may name a key by id
+// instead, see WithKeyID) and
 // decides which models a key's group may use and which rate limits its
 // requests count against (internal/ratelimit counts them).
 package gate
