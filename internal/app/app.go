@@ -209,6 +209,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a.handler, a.con = h, con
+	if err := a.wirePlayground(cfg); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	if con != nil {
 		a.upkeep.more = append(a.upkeep.more, con.PurgeSessions)
 	}

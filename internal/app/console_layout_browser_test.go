@@ -178,6 +178,6 @@ func TestConsoleLayoutEveryWidth(t *testing.T) {
 
 // The pages added with the ledger, models, playground and operator pages.
 var (
-	extraUserLayoutPages  = []layoutPage{}
+	extraUserLayoutPages  = []layoutPage{{"playground", "/console/playground", "#play-input"}}
 	extraAdminLayoutPages = []layoutPage{}
 )

@@ -111,6 +111,9 @@ type Console struct {
 	// page and /console/api/models without signing in, at the signup
 	// groups' prices.
 	PublicModels bool
+	// Playground runs the playground's chat turns as the user's keys;
+	// nil: the playground is off.
+	Playground Playground
 
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: discard
@@ -157,6 +160,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("GET /console/api/refusals", c.user(false, c.refusals))
 	m.HandleFunc("GET /console/api/stats", c.user(false, c.stats))
 	m.HandleFunc("GET /console/api/models", c.models)
+	m.HandleFunc("POST /console/api/playground", c.user(true, c.playgroundTurn))
 	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
 	c.pageRoutes(m)
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {

@@ -23,6 +23,7 @@ func (c *Console) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/usage", c.page(c.usagePageHTML))
 	m.HandleFunc("GET /console/stats", c.page(c.statsPage))
 	m.HandleFunc("GET /console/models", c.modelsPage)
+	m.HandleFunc("GET /console/playground", c.page(c.playgroundPage))
 	m.HandleFunc("POST /console/topups", c.form(c.enabledForm(c.topUpForm)))
 	m.HandleFunc("POST /console/redeem", c.form(c.enabledForm(c.redeemForm)))
 	c.keyRoutes(m)

@@ -1,5 +1,7 @@
 // Package gate is the policy in front of routing: it authenticates API keys
-// (with a short-lived in-memory cache so the hot path reads no database) and
+// (with a short-lived in-memory cache so the hot path reads no database;
+// in-process callers such as the console's playground may name a key by id
+// instead, see WithKeyID) and
 // decides which models a key's group may use and which rate limits its
 // requests count against (internal/ratelimit counts them).
 package gate
@@ -56,10 +58,12 @@ func (l Limits) Or(group Limits) Limits {
 // Any reports whether l sets any limit.
 func (l Limits) Any() bool { return l != Limits{} }
 
-// KeyLookup finds keys by the hash of their secret and tells when any key
-// may have changed (store.Store has both; see store.Keys.KeysVersion).
+// KeyLookup finds keys by the hash of their secret or by id (for
+// WithKeyID) and tells when any key may have changed (store.Store has all
+// three; see store.Keys.KeysVersion).
 type KeyLookup interface {
 	KeyByHash(ctx context.Context, hash []byte) (store.Key, error)
+	KeyByID(ctx context.Context, id string) (store.Key, error)
 	KeysVersion(ctx context.Context) (int64, error)
 }
 
@@ -108,8 +112,12 @@ func NewAuthenticator(keys KeyLookup, ttl time.Duration, now func() time.Time) *
 }
 
 // Authenticate returns the principal for an Authorization header value or a
-// 401 *apierr.Error that never says which check failed.
+// 401 *apierr.Error that never says which check failed. When ctx comes
+// from WithKeyID, the header is ignored: the principal is that key's.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (Principal, error) {
+	if id, ok := ctx.Value(keyIDKey{}).(string); ok {
+		return a.byID(ctx, id, a.now())
+	}
 	secret := apikey.FromHeader(header)
 	if secret == "" {
 		return Principal{}, apierr.InvalidAPIKey(errors.New("missing or malformed Authorization header"))
@@ -151,6 +159,12 @@ func (a *Authenticator) lookup(ctx context.Context, sum [sha256.Size]byte, now t
 	if subtle.ConstantTimeCompare(k.Hash, sum[:]) != 1 {
 		return Principal{}, apierr.InvalidAPIKey(errors.New("hash mismatch"))
 	}
+	return verify(k, now)
+}
+
+// verify applies to a key read from the store every check a request's key
+// must pass, and returns its principal.
+func verify(k store.Key, now time.Time) (Principal, error) {
 	if k.Revoked() {
 		return Principal{}, apierr.InvalidAPIKey(fmt.Errorf("key %s is revoked", k.ID))
 	}

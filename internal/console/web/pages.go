@@ -22,7 +22,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // PageNames lists the pages Render knows, in the order of views.go.
-var PageNames = []string{"signin", "overview", "models", "keys", "usage", "ledger", "stats", "admin", "admin_account", "adminlink", "error"}
+var PageNames = []string{"signin", "overview", "models", "keys", "playground", "usage", "ledger", "stats", "admin", "admin_account", "adminlink", "error"}
 
 // Pages holds the parsed templates, one set per page and language.
 type Pages struct {

@@ -361,6 +361,9 @@ func samplePages() []samplePage {
 		{"models-empty", "models", sampleModels("empty")},
 		{"models-none", "models", sampleModels("none")},
 		{"adminlink", "adminlink", AdminLink{Token: "tok_abc-123"}},
+		{"playground", "playground", samplePlayground("")},
+		{"playground-empty", "playground", samplePlayground("empty")},
+		{"playground-off", "playground", samplePlayground("off")},
 		{"error", "error", sampleError(false)},
 		{"error-signedin", "error", sampleError(true)},
 	}
