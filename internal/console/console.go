@@ -118,8 +118,6 @@ type Console struct {
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: discard
 
-	// reveals holds secrets too large for the reveal cookie (reveal.go).
-	reveals revealStash
 }
 
 func (c *Console) now() time.Time {

@@ -14,10 +14,10 @@ package console
 // session (the SHA-256 of the session cookie) and to an expiry inside the
 // sealed value: another session, another page, a changed or stale cookie
 // reveal nothing. A payload too large for a cookie (a batch of 1000 codes)
-// stays in this process's memory for revealTTL under a random id, and the
-// cookie carries only that id; it is taken (deleted) by the first read, so
-// it is lost if the process restarts before the GET. Nothing secret is
-// written to the store.
+// is sealed the same way and kept in the store (store.Console.PutReveal)
+// for revealTTL under a random id, and the cookie carries only that id;
+// whichever replica serves the GET takes it (deletes it) on the first read.
+// The store holds it encrypted under a key only the console has.
 
 import (
 	"crypto/aes"
@@ -30,8 +30,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // RevealCookie carries a just-created secret from a form's POST to the
@@ -50,14 +51,9 @@ const (
 	// maxRevealInline is the largest payload carried in the cookie itself
 	// (sealed and base64-encoded it stays well under a browser's 4 KB).
 	maxRevealInline = 2048
-	// maxRevealStash bounds the bytes held in memory for large payloads.
-	maxRevealStash = 16 << 20
 	// revealKeyLabel derives the reveal cookie's AES key from CookieKey.
 	revealKeyLabel = "modelgate console reveal cookie AES-256-GCM key"
 )
-
-// errRevealFull: too many large payloads are waiting for their page.
-var errRevealFull = errors.New("reveal: too many secrets waiting to be shown; retry in a minute")
 
 // revealValue is the sealed content of the cookie.
 type revealValue struct {
@@ -65,55 +61,7 @@ type revealValue struct {
 	Session string `json:"s"` // base64url SHA-256 of the session cookie
 	Expires int64  `json:"e"` // unix seconds
 	Payload []byte `json:"p,omitempty"`
-	Stash   string `json:"i,omitempty"` // id in revealStash when Payload is too large
-}
-
-// revealStash holds payloads too large for the cookie; the zero value is
-// ready to use.
-type revealStash struct {
-	mu    sync.Mutex
-	items map[string]stashed
-	size  int
-}
-
-type stashed struct {
-	payload []byte
-	expires time.Time
-}
-
-// put stores payload until expires and returns its id.
-func (s *revealStash) put(payload []byte, now, expires time.Time) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, it := range s.items {
-		if !now.Before(it.expires) {
-			s.size -= len(it.payload)
-			delete(s.items, id)
-		}
-	}
-	if s.size+len(payload) > maxRevealStash {
-		return "", errRevealFull
-	}
-	if s.items == nil {
-		s.items = map[string]stashed{}
-	}
-	id := randomToken()
-	s.items[id] = stashed{payload: payload, expires: expires}
-	s.size += len(payload)
-	return id, nil
-}
-
-// take removes and returns the payload stored under id, if not expired.
-func (s *revealStash) take(id string, now time.Time) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	it, ok := s.items[id]
-	if !ok {
-		return nil, false
-	}
-	delete(s.items, id)
-	s.size -= len(it.payload)
-	return it.payload, now.Before(it.expires)
+	Stash   string `json:"i,omitempty"` // the store's reveal id when Payload is too large
 }
 
 // revealAEAD is AES-256-GCM under a key derived from CookieKey for the
@@ -153,9 +101,13 @@ func (c *Console) reveal(w http.ResponseWriter, r *http.Request, kind string, pa
 	if len(payload) <= maxRevealInline {
 		v.Payload = payload
 	} else {
-		id, err := c.reveals.put(payload, now, exp)
+		id := randomToken()
+		sealed, err := c.sealReveal(payload, revealStashAD+id)
 		if err != nil {
 			return err
+		}
+		if err := c.Store.PutReveal(r.Context(), id, sealed, now, exp); err != nil {
+			return fmt.Errorf("reveal: %w", err)
 		}
 		v.Stash = id
 	}
@@ -163,14 +115,11 @@ func (c *Console) reveal(w http.ResponseWriter, r *http.Request, kind string, pa
 	if err != nil {
 		return fmt.Errorf("reveal: %w", err)
 	}
-	aead, err := c.revealAEAD()
+	sealed, err := c.sealReveal(plain, RevealCookie)
 	if err != nil {
 		return err
 	}
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
-	_, _ = rand.Read(nonce) // never fails (Go 1.24+)
-	sealed := base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(RevealCookie)))
-	http.SetCookie(w, &http.Cookie{Name: RevealCookie, Value: sealed, Path: sessionPath, MaxAge: int(revealTTL / time.Second),
+	http.SetCookie(w, &http.Cookie{Name: RevealCookie, Value: base64.RawURLEncoding.EncodeToString(sealed), Path: sessionPath, MaxAge: int(revealTTL / time.Second),
 		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	return nil
 }
@@ -194,8 +143,8 @@ func (c *Console) revealed(w http.ResponseWriter, r *http.Request, kind string) 
 		return nil, false
 	}
 	payload, ok := v.Payload, true
-	if v.Stash != "" {
-		payload, ok = c.reveals.take(v.Stash, c.now()) // taken even when refused below: shown once at most
+	if v.Stash != "" && v.Kind == kind && v.Session == sessionBinding(r) {
+		payload, ok = c.takeStashed(r, v.Stash)
 	}
 	if !ok || v.Kind != kind || v.Session != sessionBinding(r) || c.now().Unix() >= v.Expires {
 		return nil, false
@@ -203,20 +152,62 @@ func (c *Console) revealed(w http.ResponseWriter, r *http.Request, kind string) 
 	return payload, true
 }
 
-// openReveal decrypts and decodes a reveal cookie's value.
-func (c *Console) openReveal(s string) (revealValue, error) {
+// revealStashAD prefixes a stored payload's id in its additional data, so
+// a sealed payload opens only under its own id.
+const revealStashAD = "modelgate console reveal stash "
+
+// sealReveal encrypts plain with the reveal key, bound to ad:
+// nonce || ciphertext.
+func (c *Console) sealReveal(plain []byte, ad string) ([]byte, error) {
 	aead, err := c.revealAEAD()
 	if err != nil {
-		return revealValue{}, err
+		return nil, err
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
-		return revealValue{}, errors.New("reveal cookie: malformed")
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	_, _ = rand.Read(nonce) // never fails (Go 1.24+)
+	return aead.Seal(nonce, nonce, plain, []byte(ad)), nil
+}
+
+// unsealReveal opens what sealReveal made with the same ad.
+func (c *Console) unsealReveal(raw []byte, ad string) ([]byte, error) {
+	aead, err := c.revealAEAD()
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, errors.New("reveal: malformed")
 	}
 	n := aead.NonceSize()
-	plain, err := aead.Open(nil, raw[:n], raw[n:], []byte(RevealCookie))
+	plain, err := aead.Open(nil, raw[:n], raw[n:], []byte(ad))
 	if err != nil {
-		return revealValue{}, errors.New("reveal cookie: does not decrypt")
+		return nil, errors.New("reveal: does not decrypt")
+	}
+	return plain, nil
+}
+
+// takeStashed takes the stored payload id from the store (deleting it:
+// shown once at most) and opens it.
+func (c *Console) takeStashed(r *http.Request, id string) ([]byte, bool) {
+	sealed, err := c.Store.TakeReveal(r.Context(), id, c.now())
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			c.log().ErrorContext(r.Context(), "console: take reveal", "err", err)
+		}
+		return nil, false
+	}
+	payload, err := c.unsealReveal(sealed, revealStashAD+id)
+	return payload, err == nil
+}
+
+// openReveal decrypts and decodes a reveal cookie's value.
+func (c *Console) openReveal(s string) (revealValue, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return revealValue{}, errors.New("reveal cookie: malformed")
+	}
+	plain, err := c.unsealReveal(raw, RevealCookie)
+	if err != nil {
+		return revealValue{}, fmt.Errorf("reveal cookie: %w", err)
 	}
 	var v revealValue
 	if err := json.Unmarshal(plain, &v); err != nil {

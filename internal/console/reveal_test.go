@@ -2,11 +2,15 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store/sqlite"
 )
 
 // revealRequest is a GET carrying the session cookie (if any) and cookies.
@@ -35,7 +39,12 @@ func revealCookieOf(t *testing.T, w *httptest.ResponseRecorder) *http.Cookie {
 func TestReveal(t *testing.T) {
 	now := time.Date(2026, 12, 28, 10, 0, 0, 0, time.UTC)
 	clk := &now
-	c := &Console{CookieKey: bytes.Repeat([]byte{7}, 32), Now: func() time.Time { return *clk }}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "mg.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	c := &Console{Store: st, CookieKey: bytes.Repeat([]byte{7}, 32), Now: func() time.Time { return *clk }}
 	big := bytes.Repeat([]byte("MG-ABCD-EFGH-IJKL-MNOP-QRST-UV\n"), 1000) // a batch of 1000 codes
 	tamper := func(ck *http.Cookie) *http.Cookie {
 		v := []byte(ck.Value)
@@ -53,7 +62,7 @@ func TestReveal(t *testing.T) {
 		cleared bool // the read clears the cookie
 	}{
 		{name: "same session and kind", payload: []byte("sk-mg-secret"), session: "sess-a", kind: RevealKey, want: true, cleared: true},
-		{name: "large payload from memory", payload: big, session: "sess-a", kind: RevealKey, want: true, cleared: true},
+		{name: "large payload from the store", payload: big, session: "sess-a", kind: RevealKey, want: true, cleared: true},
 		{name: "another session", payload: []byte("sk-mg-secret"), session: "sess-b", kind: RevealKey, cleared: true},
 		{name: "no session", payload: []byte("sk-mg-secret"), session: "", kind: RevealKey, cleared: true},
 		{name: "another kind is left alone", payload: []byte("sk-mg-secret"), session: "sess-a", kind: RevealCodes},
@@ -104,8 +113,27 @@ func TestReveal(t *testing.T) {
 			}
 		})
 	}
-	if c.reveals.size != 0 {
-		t.Errorf("stash still holds %d bytes", c.reveals.size)
+	// Another replica (another Console on the same store and cookie key)
+	// shows a large payload the first one stashed, once.
+	other := &Console{Store: st, CookieKey: c.CookieKey, Now: c.Now}
+	w := httptest.NewRecorder()
+	if err := c.reveal(w, revealRequest("sess-a"), RevealCodes, big); err != nil {
+		t.Fatal(err)
+	}
+	ck := revealCookieOf(t, w)
+	if got, ok := other.revealed(httptest.NewRecorder(), revealRequest("sess-a", ck), RevealCodes); !ok || !bytes.Equal(got, big) {
+		t.Errorf("another replica revealed %d bytes, %v", len(got), ok)
+	}
+	if _, ok := c.revealed(httptest.NewRecorder(), revealRequest("sess-a", ck), RevealCodes); ok {
+		t.Error("the stashed payload was revealed a second time")
+	}
+	// Another cookie key cannot open what the store holds.
+	if err := c.reveal(w, revealRequest("sess-a"), RevealCodes, big); err != nil {
+		t.Fatal(err)
+	}
+	stranger := &Console{Store: st, CookieKey: bytes.Repeat([]byte{9}, 32), Now: c.Now}
+	if _, ok := stranger.revealed(httptest.NewRecorder(), revealRequest("sess-a", revealCookieOf(t, w)), RevealCodes); ok {
+		t.Error("a console with another cookie key revealed the payload")
 	}
 	if err := c.reveal(httptest.NewRecorder(), revealRequest(""), RevealKey, []byte("x")); err == nil {
 		t.Error("reveal without a session succeeded")

@@ -230,6 +230,15 @@ type Console interface {
 	// ListCodes lists a batch's codes ("" every code), oldest first.
 	ListCodes(ctx context.Context, batch string) ([]RedeemCode, error)
 
+	// PutReveal keeps sealed (a secret encrypted by the console, shown once
+	// on the page a form redirects to) under id until expires, so whichever
+	// replica serves that page can show it; reveals expired at at are
+	// deleted. ErrConflict on a taken id.
+	PutReveal(ctx context.Context, id string, sealed []byte, at, expires time.Time) error
+	// TakeReveal deletes the reveal id and returns it, once: of two racing
+	// calls one gets it. ErrNotFound when there is none or it expired at at.
+	TakeReveal(ctx context.Context, id string, at time.Time) ([]byte, error)
+
 	// CreateLoginLink stores l; ErrConflict on a taken ID or hash.
 	CreateLoginLink(ctx context.Context, l LoginLink) error
 	// UseLoginLink marks the link whose hash is given used at at and

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UsageStats", func(t *testing.T) { testUsageStats(t, newStore) })
 	t.Run("UsageRollups", func(t *testing.T) { testUsageRollups(t, newStore) })
 	t.Run("LoginLinks", func(t *testing.T) { testLoginLinks(t, newStore) })
+	t.Run("Reveals", func(t *testing.T) { testReveals(t, newStore) })
 	t.Run("Refusals", func(t *testing.T) { testRefusals(t, newStore) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, newStore) })
 }
