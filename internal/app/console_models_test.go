@@ -213,8 +213,3 @@ func TestConsolePublicPriceList(t *testing.T) {
 		t.Errorf("private page signed out: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
-
-// The Models page is one of the pages the layout test checks at every width.
-func init() {
-	extraUserLayoutPages = append(extraUserLayoutPages, layoutPage{"models", "/console/models", "main"})
-}

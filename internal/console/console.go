@@ -161,9 +161,7 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("POST /console/api/playground", c.user(true, c.playgroundTurn))
 	m.HandleFunc("POST /console/webhooks/stripe", c.webhook)
 	c.pageRoutes(m)
-	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, notFound(fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)))
-	})
+	m.HandleFunc("/console/", c.notFoundPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
@@ -425,4 +423,21 @@ func (c *Console) credited(accountID string) {
 	if c.OnCredit != nil {
 		c.OnCredit(accountID)
 	}
+}
+
+// notFoundPage answers a path the console does not have: the HTML error
+// page to a browser asking for a page, the /v1 error body to anything else
+// (scripts, /console/api/).
+func (c *Console) notFoundPage(w http.ResponseWriter, r *http.Request) {
+	page := (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		!strings.HasPrefix(r.URL.Path, "/console/api/") && strings.Contains(r.Header.Get("Accept"), "text/html")
+	if !page {
+		fail(w, notFound(fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)))
+		return
+	}
+	if s, a, err := c.session(r); err == nil {
+		c.errorPage(w, http.StatusNotFound, c.layout(r, s, a, "title.not_found", ""), "page.not_found", "page.not_found_msg")
+		return
+	}
+	c.errorPage(w, http.StatusNotFound, c.bare(r), "page.not_found", "page.not_found_msg")
 }
