@@ -131,7 +131,7 @@ func (c *Console) renderAdmin(w http.ResponseWriter, r *http.Request, s store.Se
 		v.Query = q.Get("q")
 		aq, e := accountsQuery(q)
 		if e != nil {
-			v.Flash, status = errFlash(e), e.Status
+			v.Flash, status = c.errFlash(r, e), e.Status
 			break
 		}
 		var next string
@@ -143,7 +143,7 @@ func (c *Console) renderAdmin(w http.ResponseWriter, r *http.Request, s store.Se
 		v.ErrAccount, v.ErrModel = q.Get("account"), q.Get("model")
 		f, e := c.errorsQuery(ctx, q)
 		if e != nil {
-			v.Flash, status = errFlash(e), e.Status
+			v.Flash, status = c.errFlash(r, e), e.Status
 			break
 		}
 		var next string

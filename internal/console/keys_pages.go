@@ -144,7 +144,7 @@ func (c *Console) formFlash(r *http.Request, e *apierr.Error) *web.Flash {
 		key = "form.key_revoked"
 	}
 	if key == "" {
-		return errFlash(e)
+		return c.errFlash(r, e)
 	}
 	if key == "form.key_name" {
 		return &web.Flash{Kind: "error", Message: c.text(r, key, MaxKeyName)}
@@ -260,7 +260,7 @@ func (c *Console) revokeKeyForm(w http.ResponseWriter, r *http.Request, s store.
 			c.noKeyPage(w, r, s, a)
 			return
 		}
-		c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, errFlash(e), e.Status)
+		c.renderKeys(w, r, s, a, web.Keys{Form: web.KeyForm{Group: firstOr(c.Groups)}}, c.errFlash(r, e), e.Status)
 		return
 	}
 	http.Redirect(w, r, "/console/keys?done=revoked", http.StatusSeeOther)

@@ -41,7 +41,7 @@ func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store
 	f, e := c.ledgerQuery(pq, a.ID)
 	if e != nil {
 		v.Kind = ""
-		v.Flash = errFlash(e)
+		v.Flash = c.errFlash(r, e)
 		c.Pages.Render(w, e.Status, "ledger", v)
 		return
 	}

@@ -272,7 +272,7 @@ func TestLedgerPage(t *testing.T) {
 		!strings.Contains(filtered, `href="/console/api/ledger.csv?kind=code"`) || !strings.Contains(filtered, `<option value="code" selected>`) {
 		t.Error("kind filter not applied")
 	}
-	if r := b.do("GET", "/console/ledger?kind=bogus", "", nil); r.status != 400 || !strings.Contains(string(r.body), "kind must be one of") {
+	if r := b.do("GET", "/console/ledger?kind=bogus", "", nil); r.status != 400 || !strings.Contains(string(r.body), "Pick a kind from the list.") {
 		t.Errorf("bad kind: %d", r.status)
 	}
 	if r := b.do("GET", "/console/ledger?cursor=bad", "", nil); r.status != 400 {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/console/web"
 	"github.com/modelgate/modelgate/internal/money"
+	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -113,7 +114,28 @@ func (c *Console) flashFrom(r *http.Request) *web.Flash {
 	return nil
 }
 
-func errFlash(e *apierr.Error) *web.Flash { return &web.Flash{Kind: "error", Message: e.Message} }
+// errFlash is a refused form's reason in r's language: the catalogue's
+// text for the error's code and parameter ("flash.<code>.<param>",
+// "flash.<code>", "flash.param.<param>") when it has one, else the error's
+// own (English) message.
+func (c *Console) errFlash(r *http.Request, e *apierr.Error) *web.Flash {
+	cat := c.Pages.Catalog()
+	const prefix = "flash."
+	for _, k := range []string{prefix + e.Code + "." + e.Param, prefix + e.Code, prefix + "param." + e.Param} {
+		if !cat.Has(k) {
+			continue
+		}
+		var args []any
+		switch e.Code {
+		case CodeInvalidAmount:
+			args = []any{web.Money(c.MinTopUp, c.Currency), web.Money(c.MaxTopUp, c.Currency)}
+		case CodeTooManyTopUps:
+			args = []any{payment.MaxOpenTopUps, payment.MaxTopUpsPerHour}
+		}
+		return &web.Flash{Kind: "error", Message: c.text(r, k, args...)}
+	}
+	return &web.Flash{Kind: "error", Message: e.Message}
+}
 
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account, flash *web.Flash) {
 	status := http.StatusOK
@@ -201,7 +223,7 @@ func dayOf(d store.UsageGroup) web.Day {
 func (c *Console) topUpForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	_, url, e := c.startTopUp(r, a, r.PostFormValue("amount"), r.PostFormValue("method"))
 	if e != nil {
-		c.overviewPageStatus(w, r, s, a, errFlash(e), e.Status)
+		c.overviewPageStatus(w, r, s, a, c.errFlash(r, e), e.Status)
 		return
 	}
 	http.Redirect(w, r, url, http.StatusSeeOther)
@@ -209,7 +231,7 @@ func (c *Console) topUpForm(w http.ResponseWriter, r *http.Request, s store.Sess
 
 func (c *Console) redeemForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	if _, _, e := c.redeemCode(r.Context(), a, r.PostFormValue("code")); e != nil {
-		c.overviewPage(w, r, s, a, errFlash(e))
+		c.overviewPage(w, r, s, a, c.errFlash(r, e))
 		return
 	}
 	http.Redirect(w, r, "/console/?done=redeemed", http.StatusSeeOther)
@@ -245,7 +267,7 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 	slices.Sort(v.Models)
 	f, e := usageQuery(q, a.ID, false)
 	if e != nil {
-		v.Flash = errFlash(e)
+		v.Flash = c.errFlash(r, e)
 		c.Pages.Render(w, e.Status, "usage", v)
 		return
 	}

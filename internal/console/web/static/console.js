@@ -41,9 +41,10 @@
       btn.setAttribute('data-label', btn.textContent);
     }
     var done = function (ok) {
-      btn.textContent = ok ? 'Copied' : 'Press Ctrl+C';
+      var t = document.body.dataset; // the page's texts, in its language
+      btn.textContent = ok ? t.tCopied || 'Copied' : t.tCopyKeys || 'Press Ctrl+C';
       btn.classList.toggle('is-copied', ok);
-      announce(ok ? 'Copied to the clipboard' : 'Select the text and press Ctrl+C to copy');
+      announce(ok ? t.tCopiedSr || 'Copied to the clipboard' : t.tCopyHint || 'Select the text and press Ctrl+C to copy');
       window.clearTimeout(btn._mgTimer);
       btn._mgTimer = window.setTimeout(function () {
         btn.textContent = btn.getAttribute('data-label');
