@@ -194,6 +194,7 @@ var costShown = regexp.MustCompile(`cost (\$[0-9.]+)`)
 func (j *journey) playgroundTurn(name string) usageCharge {
 	j.t.Helper()
 	j.open("/console/playground", `#play-input`)
+	before := j.text(".who-sub")
 	picked := eval[string](j, `(() => {
   const k = document.querySelector('#play-key'), o = Array.from(k.options).find(o => o.textContent === `+jsString(name)+`);
   if (!o) return 'no key option';
@@ -220,6 +221,8 @@ func (j *journey) playgroundTurn(name string) usageCharge {
 	if j.moneyIn(c.cost) <= 0 {
 		j.t.Errorf("the turn cost %s, want more than nothing", c.cost)
 	}
+	// The sidebar's balance follows the charge without a reload.
+	j.waitFor("the sidebar balance after the turn", func() bool { return j.text(".who-sub") != before })
 	j.check("playground")
 	return c
 }

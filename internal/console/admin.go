@@ -39,6 +39,7 @@ var adminSections = []string{"providers", "models", "groups", "accounts", "codes
 func (c *Console) adminRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/admin", c.page(c.admin(c.adminPage)))
 	m.HandleFunc("GET /console/admin/accounts/{name}", c.page(c.admin(c.accountPage)))
+	m.HandleFunc("GET /console/admin/accounts/{account}/ledger", c.page(c.admin(c.accountLedgerPage)))
 	m.HandleFunc("POST /console/admin/accounts/{id}/adjust", c.form(c.admin(c.adjustForm)))
 	m.HandleFunc("POST /console/admin/accounts/{id}/disable", c.form(c.admin(c.disableForm(true))))
 	m.HandleFunc("POST /console/admin/accounts/{id}/enable", c.form(c.admin(c.disableForm(false))))
@@ -53,6 +54,7 @@ func (c *Console) adminRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/api/admin/accounts/{account}", c.user(false, api(c.apiAccount)))
 	m.HandleFunc("GET /console/api/admin/accounts/{account}/usage", c.user(false, api(c.asAccount(c.usage))))
 	m.HandleFunc("GET /console/api/admin/accounts/{account}/ledger", c.user(false, api(c.asAccount(c.ledger))))
+	m.HandleFunc("GET /console/api/admin/accounts/{account}/ledger.csv", c.user(false, api(c.asAccount(c.ledgerCSV))))
 	m.HandleFunc("POST /console/api/admin/accounts/{account}/role", c.user(true, api(c.apiRole)))
 	m.HandleFunc("GET /console/api/admin/errors", c.user(false, api(c.apiErrors)))
 	m.HandleFunc("GET /console/api/admin/providers", c.user(false, api(c.apiProviders)))

@@ -17,17 +17,6 @@ const (
 	accountTopUps     = 10
 )
 
-// ledgerKind is the name the console gives a ledger entry's kind.
-func ledgerKind(k store.LedgerKind) string {
-	switch k {
-	case store.KindCharge:
-		return "usage"
-	case store.KindTopUp:
-		return "topup"
-	}
-	return string(k)
-}
-
 // accountPage serves /console/admin/accounts/{name}: one customer whole.
 func (c *Console) accountPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	target, e := c.accountNamed(r.Context(), r.PathValue("name"))
@@ -57,7 +46,7 @@ func (c *Console) renderAccount(w http.ResponseWriter, r *http.Request, s store.
 	}
 	v := web.AdminAccountPage{Layout: c.layout(r, s, a, "title.admin_account", "admin"), Held: target.Held, Self: target.ID == a.ID,
 		UsageURL:  "/console/api/admin/accounts/" + pathName(target.Name) + "/usage",
-		LedgerURL: "/console/api/admin/accounts/" + pathName(target.Name) + "/ledger"}
+		LedgerURL: "/console/admin/accounts/" + pathName(target.Name) + "/ledger"}
 	v.Title = target.Name
 	v.Flash = flash
 	live := 0
@@ -96,8 +85,7 @@ func (c *Console) renderAccount(w http.ResponseWriter, r *http.Request, s store.
 		return
 	}
 	for _, en := range entries {
-		v.Ledger = append(v.Ledger, web.LedgerLine{Time: en.Time, Kind: ledgerKind(en.Kind), Amount: en.Amount,
-			BalanceAfter: en.BalanceAfter, Note: en.Note, Count: en.Count})
+		v.Ledger = append(v.Ledger, ledgerRow(en))
 	}
 	recs, err := c.Store.ListUsage(ctx, store.UsageFilter{AccountID: target.ID, Limit: accountUsageRows})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -394,5 +395,40 @@ func TestAdminAccountPage(t *testing.T) {
 	}
 	if r := ops.do("GET", "/console/admin?section=accounts&cursor=%21", "", nil); r.status != 400 {
 		t.Errorf("accounts page with a tampered cursor: %d", r.status)
+	}
+}
+
+// The operator reads one account's balance history as a page and as CSV,
+// exactly as its user does; to the user those paths do not exist.
+func TestAdminAccountLedgerPage(t *testing.T) {
+	e := newEnv(t)
+	ops, user, acct, _ := opsAndUser(t, e)
+	if _, err := e.st.Post(context.Background(), store.LedgerEntry{AccountID: acct.ID, Kind: store.KindAdjustment,
+		Amount: 7 * money.Unit, Note: "goodwill for the outage", Ref: "adj-ledger-page", Time: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	name := url.PathEscape(acct.Name)
+	page := ops.do("GET", "/console/admin/accounts/"+name+"/ledger", "", nil)
+	body := string(page.body)
+	if page.status != 200 || !strings.Contains(body, "goodwill for the outage") || !strings.Contains(body, "+$7.00") ||
+		!strings.Contains(body, `action="/console/admin/accounts/`+name+`/ledger"`) ||
+		!strings.Contains(body, `href="/console/api/admin/accounts/`+name+`/ledger.csv"`) {
+		t.Fatalf("operator's ledger page: %d %.600s", page.status, body)
+	}
+	if own := string(user.do("GET", "/console/ledger", "", nil).body); !strings.Contains(own, "goodwill for the outage") {
+		t.Error("the user's own page lacks the adjustment")
+	}
+	csv := ops.do("GET", "/console/api/admin/accounts/"+name+"/ledger.csv", "", nil)
+	if csv.status != 200 || !strings.HasPrefix(string(csv.body), "id,created_at,kind,amount,balance_after,reason,ref") ||
+		!strings.Contains(string(csv.body), "goodwill for the outage") {
+		t.Errorf("operator's CSV: %d %.300s", csv.status, csv.body)
+	}
+	for _, p := range []string{"/console/admin/accounts/" + name + "/ledger", "/console/api/admin/accounts/" + name + "/ledger.csv"} {
+		if r := user.do("GET", p, "", nil); r.status != 404 {
+			t.Errorf("user GET %s: %d", p, r.status)
+		}
+	}
+	if r := ops.do("GET", "/console/admin/accounts/nobody/ledger", "", nil); r.status != 404 {
+		t.Errorf("unknown account: %d", r.status)
 	}
 }

@@ -28,8 +28,28 @@ const overviewCreditRows = 6
 // ledgerPageHTML is /console/ledger: a page of the balance history, usage
 // charges grouped per UTC day, filtered by one kind.
 func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	c.ledgerView(w, r, c.layout(r, s, a, "title.ledger", "ledger"), a, "/console/ledger", "/console/api/ledger.csv")
+}
+
+// accountLedgerPage is /console/admin/accounts/{account}/ledger: the
+// balance history of one account as its user sees it, for an operator.
+func (c *Console) accountLedgerPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	target, e := c.accountNamed(r.Context(), r.PathValue("account"))
+	if e != nil {
+		c.errorPage(w, e.Status, c.layout(r, s, a, "title.not_found", "admin"), "page.not_found", e.Message)
+		return
+	}
+	l := c.layout(r, s, a, "title.ledger", "admin")
+	l.Title += " · " + target.Name
+	name := pathName(target.Name)
+	c.ledgerView(w, r, l, target, "/console/admin/accounts/"+name+"/ledger", "/console/api/admin/accounts/"+name+"/ledger.csv")
+}
+
+// ledgerView renders a page of a's balance history with layout l; base is
+// the page's own path (for its paging links), csv the export's.
+func (c *Console) ledgerView(w http.ResponseWriter, r *http.Request, l web.Layout, a store.Account, base, csv string) {
 	q := r.URL.Query()
-	v := web.Ledger{Layout: c.layout(r, s, a, "title.ledger", "ledger"), Kinds: ledgerPageKinds, Held: a.Held}
+	v := web.Ledger{Layout: l, Kinds: ledgerPageKinds, Held: a.Held, Action: base}
 	filters := url.Values{}
 	if k := q.Get("kind"); k != "" {
 		filters.Set("kind", k)
@@ -54,12 +74,12 @@ func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store
 	for _, x := range entries {
 		v.Rows = append(v.Rows, ledgerRow(x))
 	}
-	v.CSVURL = "/console/api/ledger.csv"
+	v.CSVURL = csv
 	if len(filters) > 0 {
 		v.CSVURL += "?" + filters.Encode()
 	}
 	if q.Get("cursor") != "" {
-		v.FirstURL = "/console/ledger"
+		v.FirstURL = base
 		if len(filters) > 0 {
 			v.FirstURL += "?" + filters.Encode()
 		}
@@ -69,7 +89,7 @@ func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store
 		if k := filters.Get("kind"); k != "" {
 			nq.Set("kind", k)
 		}
-		v.NextURL = "/console/ledger?" + nq.Encode()
+		v.NextURL = base + "?" + nq.Encode()
 	}
 	c.Pages.Render(w, http.StatusOK, "ledger", v)
 }

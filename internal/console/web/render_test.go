@@ -202,7 +202,7 @@ func TestRenderEveryPage(t *testing.T) {
 		"admin-codes":          {`action="/console/admin/codes"`, `name="batch"`, `name="count"`, `name="amount"`, `name="expires"`, "MG-3LMN-P0QA-1RTY", `data-copy="new-codes"`, "37 / 100"},
 		"admin-errors":         {"upstream_unavailable", "503", "HTTP 529", "req_01JD8Z6Q2V7YH3KX9T", `href="/console/admin/accounts/github:hubot"`, `value="claude-sonnet-4"`, `rel="next"`},
 		"admin-errors-empty":   {"No errors"},
-		"admin-account":        {`action="/console/admin/accounts/a2/adjust"`, `name="reason"`, `action="/console/admin/accounts/a2/enable"`, `action="/console/admin/accounts/a2/grant-admin"`, `action="/console/admin/accounts/a2/keys/k1/disable"`, `action="/console/admin/accounts/a2/keys/k2/enable"`, `action="/console/admin/accounts/a2/keys/k1/revoke"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "mallory@example.com", "×42"},
+		"admin-account":        {`action="/console/admin/accounts/a2/adjust"`, `name="reason"`, `action="/console/admin/accounts/a2/enable"`, `action="/console/admin/accounts/a2/grant-admin"`, `action="/console/admin/accounts/a2/keys/k1/disable"`, `action="/console/admin/accounts/a2/keys/k2/enable"`, `action="/console/admin/accounts/a2/keys/k1/revoke"`, "&lt;script&gt;alert(1)&lt;/script&gt;", "mallory@example.com", "Usage · 42 requests"},
 		"admin-account-self":   {`action="/console/admin/accounts/a1/adjust"`, "your own account"},
 		"admin-accounts-empty": {"No accounts yet."},
 	}

@@ -312,8 +312,8 @@ func sampleAccountPage(self bool) AdminAccountPage {
 		{ID: "k4", Name: "old", Prefix: "sk-mg-0c0c…", Group: "default", Status: "expired", CreatedAt: sampleNow.AddDate(-1, 0, 0)},
 	}
 	p.TopUps = sampleOverview(false).TopUps
-	p.Ledger = []LedgerLine{
-		{Time: sampleNow, Kind: "adjustment", Amount: usd(-2.5), BalanceAfter: usd(12.5), Note: "console, by ops: duplicate charge on Nov 3 " + xssName},
+	p.Ledger = []LedgerRow{
+		{Time: sampleNow, Kind: "adjustment", Amount: usd(-2.5), BalanceAfter: usd(12.5), Reason: "duplicate charge on Nov 3 " + xssName},
 		{Time: sampleNow.Add(-time.Hour), Kind: "usage", Amount: usd(-0.123456), BalanceAfter: usd(15), Count: 42},
 		{Time: sampleNow.AddDate(0, 0, -2), Kind: "code", Amount: usd(10), BalanceAfter: usd(15.123456)},
 		{Time: sampleNow.AddDate(0, 0, -9), Kind: "topup", Amount: usd(50), BalanceAfter: usd(5.123456)},

@@ -215,6 +215,7 @@ type Ledger struct {
 	NextURL  string       // "/console/ledger?…&cursor=…", "" on the last page
 	FirstURL string       // the first page with the same filter, "" when on it
 	CSVURL   string       // "/console/api/ledger.csv?…" with the same filter
+	Action   string       // the page's path, for its filter form; "" is /console/ledger
 }
 
 // LedgerRow is one change of the balance.

@@ -30,10 +30,10 @@ type AdminAccountPage struct {
 	Self       bool // the operator's own account: no removal of its role, no disabling
 	Identities []Identity
 	Keys       []AdminKey
-	TopUps     []TopUp      // the newest, as the overview shows them
-	Ledger     []LedgerLine // the newest entries
-	Usage      []UsageRow   // the newest requests
-	Totals     Day          // the last 30 days (Date "")
+	TopUps     []TopUp     // the newest, as the overview shows them
+	Ledger     []LedgerRow // the newest entries, as the balance history shows them
+	Usage      []UsageRow  // the newest requests
+	Totals     Day         // the last 30 days (Date "")
 	// UsageURL and LedgerURL are the account's full listings in the API.
 	UsageURL, LedgerURL string
 }
@@ -49,16 +49,4 @@ type AdminKey struct {
 	LastUsedAt time.Time
 	SpendCap   money.Micros
 	Spent      money.Micros
-}
-
-// LedgerLine is a ledger entry: Kind "topup", "bonus", "code",
-// "adjustment", "refund", "usage"; Amount signed; Note the reason of an
-// operator's adjustment; Count the charges a "usage" line groups.
-type LedgerLine struct {
-	Time         time.Time
-	Kind         string
-	Amount       money.Micros
-	BalanceAfter money.Micros
-	Note         string
-	Count        int64
 }

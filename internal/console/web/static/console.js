@@ -296,6 +296,22 @@
     }
   }
 
+  // refreshBalance shows the account's balance after a turn in the
+  // sidebar (/console/api/me), in the page's own words and currency.
+  function refreshBalance() {
+    var el = document.querySelector('[data-balance]');
+    if (!el) {
+      return;
+    }
+    fetch('/console/api/me', {credentials: 'same-origin'})
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (me) {
+        if (me && me.balance) {
+          el.textContent = el.getAttribute('data-balance').replace('{amount}', money(me.balance));
+        }
+      }, function () { /* the next page load shows it */ });
+  }
+
   function showMeta(turn, usage, cost) {
     var parts = [];
     if (usage) {
@@ -303,6 +319,7 @@
     }
     if (cost !== null && cost !== undefined) {
       parts.push(tr('Cost', {cost: money(cost)}));
+      window.setTimeout(refreshBalance, 1500); // once the charge is posted
     }
     turn.meta.textContent = parts.join(' · ');
     return parts;
