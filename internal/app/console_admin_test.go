@@ -253,7 +253,17 @@ func TestConsoleAdminProviderTest(t *testing.T) {
 		{"nope", http.StatusNotFound, "No such provider."},
 	}
 	for _, tt := range tests {
-		status, _, body := admin.form("/console/admin/providers/"+tt.provider+"/test", nil, true)
+		status, loc, body := admin.form("/console/admin/providers/"+tt.provider+"/test", nil, true)
+		if status == http.StatusSeeOther {
+			// Post/redirect/get: the page shows the result once.
+			if loc != "/console/admin?section=providers" {
+				t.Errorf("%s: redirected to %q", tt.provider, loc)
+			}
+			status, body, _ = admin.get(loc)
+			if _, again, _ := admin.get(loc); strings.Contains(again, tt.text) {
+				t.Errorf("%s: a reload shows the result again", tt.provider)
+			}
+		}
 		if status != tt.status || !strings.Contains(body, tt.text) {
 			t.Errorf("%s: %d, body without %q: %.2000s", tt.provider, status, tt.text, body)
 		}

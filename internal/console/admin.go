@@ -103,8 +103,11 @@ func (c *Console) adminPage(w http.ResponseWriter, r *http.Request, s store.Sess
 		section = "providers"
 	}
 	v := web.Admin{Section: section}
-	if section == "codes" {
+	switch section {
+	case "codes":
 		v.NewCodes, v.NewBatch = c.revealedCodes(w, r)
+	case "providers":
+		v.TestResult = c.revealedTest(w, r)
 	}
 	c.renderAdmin(w, r, s, a, v, c.flashFrom(r), http.StatusOK)
 }

@@ -211,8 +211,9 @@ func (c *Console) codesForm(w http.ResponseWriter, r *http.Request, s store.Sess
 	http.Redirect(w, r, "/console/admin?section=codes&done=codes-created", http.StatusSeeOther)
 }
 
-// testForm sends a provider a test request and shows how it went. It
-// changes nothing, so it answers the page itself.
+// testForm sends a provider a test request and answers 303 to the
+// providers page, which shows how it went once (the result rides in the
+// reveal cookie, like a new key): a reload does not send the test again.
 func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
 	name := r.PathValue("name")
 	v := web.Admin{Section: "providers"}
@@ -221,6 +222,27 @@ func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s store.Sessi
 		return
 	}
 	res := c.Operator.TestProvider(r.Context(), name)
-	v.TestResult = &res
-	c.renderAdmin(w, r, s, a, v, nil, http.StatusOK)
+	b, err := json.Marshal(res)
+	if err == nil {
+		err = c.reveal(w, r, RevealTest, b)
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console/admin?section=providers", http.StatusSeeOther)
+}
+
+// revealedTest is the result of the test request the providers page was
+// redirected after, once; nil when there is none.
+func (c *Console) revealedTest(w http.ResponseWriter, r *http.Request) *web.TestResult {
+	b, ok := c.revealed(w, r, RevealTest)
+	if !ok {
+		return nil
+	}
+	var res web.TestResult
+	if json.Unmarshal(b, &res) != nil {
+		return nil
+	}
+	return &res
 }

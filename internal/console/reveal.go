@@ -43,6 +43,7 @@ const RevealCookie = "mg_reveal"
 const (
 	RevealKey   = "key"   // a new API key: revealedKey JSON
 	RevealCodes = "codes" // new redeem codes (admin page)
+	RevealTest  = "test"  // a provider test's result (admin page)
 )
 
 const (
