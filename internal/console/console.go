@@ -251,12 +251,16 @@ const flowKeyLabel = "modelgate console flow cookie AES-256-GCM key"
 
 // flowAEAD is AES-256-GCM under a key derived from CookieKey
 // (HMAC-SHA256 with flowKeyLabel).
-func (c *Console) flowAEAD() (cipher.AEAD, error) {
+func (c *Console) flowAEAD() (cipher.AEAD, error) { return c.derivedAEAD(flowKeyLabel) }
+
+// derivedAEAD is AES-256-GCM under the key HMAC-SHA256(CookieKey, label):
+// each use of CookieKey gets a key of its own.
+func (c *Console) derivedAEAD(label string) (cipher.AEAD, error) {
 	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(flowKeyLabel))
+	m.Write([]byte(label))
 	block, err := aes.NewCipher(m.Sum(nil))
 	if err != nil {
-		return nil, fmt.Errorf("flow cookie: %w", err)
+		return nil, fmt.Errorf("console key %q: %w", label, err)
 	}
 	return cipher.NewGCM(block)
 }

@@ -231,11 +231,7 @@ func (c *Console) ledger(w http.ResponseWriter, r *http.Request, _ store.Session
 	for _, x := range entries {
 		data = append(data, ledgerOf(x))
 	}
-	var nc *string
-	if next != "" {
-		nc = &next
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": nc})
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": cursorOrNil(next)})
 }
 
 // ledgerCSVHeader is the first line of ledger.csv.

@@ -20,9 +20,7 @@ package console
 // The store holds it encrypted under a key only the console has.
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -67,15 +65,7 @@ type revealValue struct {
 
 // revealAEAD is AES-256-GCM under a key derived from CookieKey for the
 // reveal cookie only.
-func (c *Console) revealAEAD() (cipher.AEAD, error) {
-	m := hmac.New(sha256.New, c.CookieKey)
-	m.Write([]byte(revealKeyLabel))
-	block, err := aes.NewCipher(m.Sum(nil))
-	if err != nil {
-		return nil, fmt.Errorf("reveal cookie: %w", err)
-	}
-	return cipher.NewGCM(block)
-}
+func (c *Console) revealAEAD() (cipher.AEAD, error) { return c.derivedAEAD(revealKeyLabel) }
 
 // sessionBinding is what ties a reveal to the browser's session: the
 // SHA-256 of its session cookie ("" without one).

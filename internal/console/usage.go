@@ -156,11 +156,7 @@ func (c *Console) usage(w http.ResponseWriter, r *http.Request, _ store.Session,
 	for _, u := range recs {
 		data = append(data, usageOf(u))
 	}
-	var nc *string
-	if next != "" {
-		nc = &next
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": nc})
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": cursorOrNil(next)})
 }
 
 // csvHeader is the first line of usage.csv.
