@@ -39,8 +39,15 @@ import (
 // Ticket (a segment number) names its lane. A segment is deleted once all
 // its records are committed, and a lane's current one is zeroed when
 // everything in it is.
+//
+// One Journal at a time has a directory open: it holds the directory's
+// lock file (journal_lock.go) from OpenJournal to Close, and a second
+// OpenJournal, in another process or this one, fails with ErrJournalInUse.
+// Two would lose records, each taking the other's segments for a dead
+// process's. The kernel drops the lock of a process that dies.
 type Journal struct {
 	dir   string
+	lock  *dirLock
 	lanes []*lane
 	first int // this process's first segment; older ones are Replay's
 }
@@ -54,9 +61,11 @@ const (
 	legacySuffix   = ".journal" // JSON lines, written before the frames; read only
 )
 
-// OpenJournal opens (creating it) the journal directory. Records left by
-// an earlier process stay until Replay's caller has stored them and calls
-// Clear.
+// OpenJournal opens (creating it) the journal directory and locks it for
+// this Journal until Close; it fails with an error wrapping
+// ErrJournalInUse while another Journal, in any process, has it open.
+// Records left by an earlier process stay until Replay's caller has stored
+// them and calls Clear.
 func OpenJournal(dir string) (*Journal, error) { return openLanes(dir, journalLanes) }
 
 // openLanes opens dir with n lanes, each starting a segment numbered after
@@ -65,9 +74,14 @@ func openLanes(dir string, n int) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("usage journal: %w", err)
 	}
-	j := &Journal{dir: dir}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{dir: dir, lock: lock}
 	segs, err := j.segments()
 	if err != nil {
+		_ = j.Close()
 		return nil, err
 	}
 	last := 0
@@ -239,12 +253,13 @@ func (j *Journal) Committed(tickets []Ticket) {
 type segmentCount struct{ seg, n int }
 
 // Close closes every lane's current segment, waits for the work they do
-// in the background, and removes every segment with nothing left
-// uncommitted (a clean shutdown leaves an empty directory).
+// in the background, removes every segment with nothing left uncommitted
+// (a clean shutdown leaves only the lock file), and then unlocks the
+// directory for the next process.
 func (j *Journal) Close() error {
 	var err error
 	for _, l := range j.lanes {
 		err = errors.Join(err, l.close())
 	}
-	return err
+	return errors.Join(err, j.lock.release())
 }

@@ -142,7 +142,7 @@ func TestJournalReplaysLegacySegments(t *testing.T) {
 	if _, err := j.Append(&r); err != nil {
 		t.Fatal(err)
 	}
-	// crash; the next process replays both formats
+	j.crash() // the next process replays both formats
 	j2, err := OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +201,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 	}
 	wg.Wait()
 	j.settle()
+	j.crash()
 	j2, err := OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)

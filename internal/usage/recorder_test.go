@@ -352,6 +352,7 @@ func TestRecorderCommitsToJournal(t *testing.T) {
 				t.Fatalf("Close: %v", closeErr)
 			}
 			j.settle()
+			j.crash()
 			j2, err := OpenJournal(dir) // the next process
 			if err != nil {
 				t.Fatal(err)
