@@ -21,9 +21,17 @@ import (
 // parsed from the page.
 func (b *conUser) createCodes(batch string, count int, amount string) []string {
 	b.t.Helper()
-	st, _, page := b.form("/console/admin/codes", url.Values{"batch": {batch}, "count": {fmt.Sprint(count)}, "amount": {amount}}, true)
-	if st != http.StatusCreated {
+	st, loc, page := b.form("/console/admin/codes", url.Values{"batch": {batch}, "count": {fmt.Sprint(count)}, "amount": {amount}}, true)
+	if st != http.StatusSeeOther {
 		b.t.Fatalf("create codes: %d %.500s", st, page)
+	}
+	// Post/redirect/get: the page the form redirects to shows the codes
+	// once; a reload shows none.
+	if st, page, _ = b.get(loc); st != http.StatusOK {
+		b.t.Fatalf("codes page: %d", st)
+	}
+	if _, again, _ := b.get(loc); codeRE.MatchString(again) {
+		b.t.Fatal("a reload shows the codes again")
 	}
 	codes := slices.Compact(slices.Sorted(slices.Values(codeRE.FindAllString(page, -1))))
 	if len(codes) != count {
@@ -173,7 +181,7 @@ func TestConsoleFlowAdminAndCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st, loc, _ := admin.form("/console/admin/accounts/"+user.id+"/disable", nil, true); st != http.StatusSeeOther ||
-		loc != "/console/admin?section=accounts&done=disabled" {
+		loc != "/console/admin/accounts/"+user.account+"?done=disabled" {
 		t.Fatalf("disable: %d to %q", st, loc)
 	}
 	_, err := e.chat(key.Key)
@@ -195,7 +203,7 @@ func TestConsoleFlowAdminAndCodes(t *testing.T) {
 	// (The chats' charges reach the ledger with their usage records.)
 	eventually(t, "usage records", func() bool { return len(user.usage("?status=ok")) == 2 })
 	before := e.balance(user.account)
-	if st, loc, _ := admin.form("/console/admin/accounts/"+user.id+"/adjust", url.Values{"amount": {"+2.50"}, "reason": {"goodwill for ticket 42"}}, true); st != http.StatusSeeOther || loc != "/console/admin?section=accounts&done=adjusted" {
+	if st, loc, _ := admin.form("/console/admin/accounts/"+user.id+"/adjust", url.Values{"amount": {"+2.50"}, "reason": {"goodwill for ticket 42"}}, true); st != http.StatusSeeOther || loc != "/console/admin/accounts/"+user.account+"?done=adjusted" {
 		t.Fatalf("adjust: %d to %q", st, loc)
 	}
 	if got := e.balance(user.account); got != before+units(2.5) {
