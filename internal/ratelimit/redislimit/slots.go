@@ -187,7 +187,7 @@ func (s *Slots) Run(ctx context.Context) error {
 func (s *Slots) heartbeat(ctx context.Context) {
 	s.beat.Lock()
 	defer s.beat.Unlock()
-	pctx, cancel := context.WithTimeout(ctx, max(s.o.Timeout, s.lease/3))
+	pctx, cancel := context.WithTimeout(ctx, s.o.Timeout) // Acquire and Release wait for it
 	defer cancel()
 	_, err := s.c.Pipelined(pctx, func(p redis.Pipeliner) error {
 		p.Set(pctx, s.hbPrefix+s.instance, "1", s.lease)
