@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/modelgate/modelgate/internal/api/anthropic"
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/billing"
@@ -26,7 +28,7 @@ import (
 	"github.com/modelgate/modelgate/internal/gate"
 	"github.com/modelgate/modelgate/internal/imagestore"
 	"github.com/modelgate/modelgate/internal/lifecycle"
-	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/ratelimit/redislimit"
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
@@ -81,6 +83,9 @@ type App struct {
 	metrics   *telemetry.Metrics // nil: metrics.listen not set (metrics.go)
 	metricsLn net.Listener       // the metrics listener, opened by New, served by Run
 	tracer    *telemetry.Tracer  // nil: telemetry.otlp_endpoint not set
+
+	redis *redis.Client     // nil: no redis configured (ratelimit.go)
+	slots *redislimit.Slots // the leased concurrency slots in Redis; nil without it
 }
 
 // OpenStore opens the configured database (CLI commands share it); log
@@ -145,6 +150,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		FlushInterval: time.Duration(cfg.Usage.FlushInterval), Logger: o.Logger,
 		Journal: a.journal, OnCommit: committed(a.reserver)})
 	bill := a.liveBilling()
+	limits, err := a.rateLimits(ctx, cfg)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	links, err := origin(cfg, cfg.Images.PublicURL)
 	if err != nil {
 		_ = a.Close()
@@ -166,9 +176,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		WriteTimeout: time.Duration(cfg.WriteTimeout),
 		DrainTimeout: time.Duration(cfg.DrainTimeout),
 
-		// In memory, per replica: a Redis implementation of the same
-		// interfaces comes with the scale-out.
-		RateLimits: &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()},
+		// In memory, per replica; in Redis, shared, when redis is set.
+		RateLimits: limits,
 
 		Retry:     retryOf(cfg),
 		FirstByte: firstByte(cfg),
@@ -320,6 +329,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		close(sweepDone)
 	}()
 	upkeepDone := a.upkeep.start(hctx)
+	slotsDone := a.runSlots(hctx) // stopped once requests are drained
 	pollerDone := make(chan struct{})
 	go func() {
 		if err := a.poller.Run(hctx); err != nil {
@@ -336,6 +346,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	<-sweepDone
 	upkeepDone()
 	<-pollerDone
+	slotsDone()
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -360,7 +371,7 @@ func (a *App) Close() error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = a.tracer.Shutdown(sctx) // flushed by Run already; safe twice
-	return errors.Join(jerr, a.store.Close())
+	return errors.Join(jerr, a.closeRedis(), a.store.Close())
 }
 
 func (a *App) nowUTC() time.Time { return a.now().UTC() }

@@ -146,6 +146,7 @@ func restartOnly(old, new *config.Config) []string {
 	}
 	check("listen", old.Listen != new.Listen)
 	check("database", old.Database != new.Database)
+	check("redis", old.Redis != new.Redis)
 	check("metrics", (old.Metrics == nil) != (new.Metrics == nil) || old.Metrics != nil && *old.Metrics != *new.Metrics)
 	check("telemetry", old.Telemetry.Enabled() != new.Telemetry.Enabled() ||
 		old.Telemetry.Enabled() && *old.Telemetry != *new.Telemetry)

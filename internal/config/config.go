@@ -50,6 +50,7 @@ type Config struct {
 	PublicURL       string           `yaml:"public_url"`      // the gateway's external base URL; see publicurl.go
 	TrustedProxies  []string         `yaml:"trusted_proxies"` // peers whose X-Forwarded-Proto/-Host count
 	Database        string           `yaml:"database"`
+	Redis           string           `yaml:"redis"` // redis://host:port/db: rate limits shared by every replica; "": in memory
 	MaxRequestBytes int64            `yaml:"max_request_bytes"`
 	ShutdownTimeout Duration         `yaml:"shutdown_timeout"`
 	AuthCacheTTL    Duration         `yaml:"auth_cache_ttl"`

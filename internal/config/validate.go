@@ -83,6 +83,9 @@ func (v *validator) server() {
 	} else if kind == "postgres" {
 		v.errorf(c.line("database", 0), "database: postgres is not supported yet; use sqlite:PATH")
 	}
+	if err := CheckRedisURL(c.Redis); err != nil {
+		v.errorf(c.line("redis", 0), "redis: %v", err)
+	}
 	if c.MaxRequestBytes < 1024 {
 		v.errorf(c.line("max_request_bytes", 0), "max_request_bytes must be at least 1024, got %d", c.MaxRequestBytes)
 	}

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/lifecycle"
+	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/ratelimit/redislimit"
+)
+
+// rateLimits builds the keys' rate limiters: in memory (per replica)
+// without redis, in Redis (shared by every replica) with it. A configured
+// Redis that does not answer is an error: the gateway must not start with
+// limits that would only ever fail open.
+func (a *App) rateLimits(ctx context.Context, cfg *config.Config) (*lifecycle.RateLimits, error) {
+	if cfg.Redis == "" {
+		return &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()}, nil
+	}
+	c, err := redislimit.Open(ctx, cfg.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("rate limits: %w", err)
+	}
+	a.redis = c
+	o := redislimit.Options{Log: a.log}
+	a.slots = redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: a.instance})
+	a.log.Info("rate limits are kept in Redis, shared by every replica", "instance", a.instance)
+	return &lifecycle.RateLimits{Requests: redislimit.NewLimiter(c, "req", o), Tokens: redislimit.NewLimiter(c, "tok", o),
+		Running: a.slots}, nil
+}
+
+// runSlots keeps the Redis slots' lease until ctx ends (nothing without
+// Redis); the returned func waits for it to stop.
+func (a *App) runSlots(ctx context.Context) (wait func()) {
+	if a.slots == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = a.slots.Run(ctx) // it only returns when ctx ends
+		close(done)
+	}()
+	return func() { <-done }
+}
+
+// closeRedis closes the Redis client, if any.
+func (a *App) closeRedis() error {
+	if a.redis == nil {
+		return nil
+	}
+	if err := a.redis.Close(); err != nil {
+		return fmt.Errorf("redis: close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package redislimit_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/ratelimit/ratelimittest"
+	"github.com/modelgate/modelgate/internal/ratelimit/redislimit"
+)
+
+// testRedis connects to MODELGATE_TEST_REDIS (skipping without it) and
+// returns the client and a random key prefix of the test's own, so that
+// tests share the database without seeing each other's keys.
+func testRedis(t *testing.T) (*redis.Client, string) {
+	t.Helper()
+	c, err := redislimit.Open(context.Background(), redisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return c, "mgtest:" + hex.EncodeToString(b[:]) + ":"
+}
+
+// redisURL is MODELGATE_TEST_REDIS; the test skips without it.
+func redisURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("MODELGATE_TEST_REDIS")
+	if url == "" {
+		t.Skip("MODELGATE_TEST_REDIS not set (e.g. redis://127.0.0.1:6379/15): skipping the Redis tests")
+	}
+	return url
+}
+
+func TestLimiterConformance(t *testing.T) {
+	redisURL(t)
+	ratelimittest.Run(t, func(t *testing.T) ratelimit.Limiter {
+		c, prefix := testRedis(t)
+		return redislimit.NewLimiter(c, "req", redislimit.Options{Prefix: prefix})
+	})
+}
+
+func TestSlotsConformance(t *testing.T) {
+	redisURL(t)
+	ratelimittest.RunConcurrency(t, func(t *testing.T) ratelimit.Concurrency {
+		c, prefix := testRedis(t)
+		return redislimit.NewSlots(c, redislimit.SlotOptions{Options: redislimit.Options{Prefix: prefix}})
+	})
+}
+
+// TestTwoReplicasShareALimit: two limiters on one Redis (two replicas),
+// each with its own client and goroutines taking at once, never allow
+// more than the limit together; requests and tokens are counted apart.
+func TestTwoReplicasShareALimit(t *testing.T) {
+	c1, prefix := testRedis(t)
+	c2, _ := testRedis(t)
+	a := redislimit.NewLimiter(c1, "req", redislimit.Options{Prefix: prefix})
+	b := redislimit.NewLimiter(c2, "req", redislimit.Options{Prefix: prefix})
+	now := time.Now()
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 8 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		wg.Go(func() {
+			for range 25 {
+				if l.Take("k", 1, 60, now).Allowed {
+					allowed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := allowed.Load(); n != 60 {
+		t.Fatalf("%d takes allowed across two replicas, want 60", n)
+	}
+	tok := redislimit.NewLimiter(c1, "tok", redislimit.Options{Prefix: prefix})
+	if r := tok.Take("k", 1, 60, now); !r.Allowed || r.Remaining != 59 {
+		t.Fatalf("tokens share the requests' counter: %+v", r)
+	}
+	// Every key written expires.
+	for _, k := range []string{a.Key("k"), a.Key("k") + ":sum"} {
+		if ttl := c1.PTTL(context.Background(), k).Val(); ttl <= 0 || ttl > ratelimit.Window+2*time.Second {
+			t.Errorf("%s: TTL %v", k, ttl)
+		}
+	}
+}
+
+// TestDeadReplicaSlotsFreed: a replica that dies holding slots (it stops
+// renewing its heartbeat) frees them within its lease; a live one keeps
+// them past it.
+func TestDeadReplicaSlotsFreed(t *testing.T) {
+	c, prefix := testRedis(t)
+	const lease = 300 * time.Millisecond
+	o := redislimit.Options{Prefix: prefix}
+	alive := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: "alive", Lease: lease})
+	dead := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: "dead", Lease: lease})
+	other := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: "other", Lease: lease})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- alive.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	if !alive.Acquire("live", 1) || !dead.Acquire("dead", 2) || !dead.Acquire("dead", 2) {
+		t.Fatal("first acquires refused")
+	}
+	if other.Acquire("live", 1) || other.Acquire("dead", 2) {
+		t.Fatal("a slot beyond the limit across replicas")
+	}
+	time.Sleep(lease + 200*time.Millisecond)
+	if other.Acquire("live", 1) {
+		t.Fatal("a live replica's slot was taken over after its lease")
+	}
+	if !other.Acquire("dead", 2) || !other.Acquire("dead", 2) {
+		t.Fatal("a dead replica's slots were not freed after its lease")
+	}
+	if other.Acquire("dead", 2) {
+		t.Fatal("more slots than the limit after the takeover")
+	}
+	// The dead replica's late release must not free the others' slots.
+	dead.Release("dead")
+	if other.Acquire("dead", 2) {
+		t.Fatal("a dead replica's release freed another's slot")
+	}
+	alive.Release("live")
+	if !other.Acquire("live", 1) {
+		t.Fatal("no slot after the live replica released it")
+	}
+}
+
+// TestHeartbeatRestoresSlots: slots lost from Redis (a flush, a restart)
+// are written back by the next heartbeat.
+func TestHeartbeatRestoresSlots(t *testing.T) {
+	c, prefix := testRedis(t)
+	o := redislimit.Options{Prefix: prefix}
+	s := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: "a", Lease: 150 * time.Millisecond})
+	other := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: "b", Lease: 150 * time.Millisecond})
+	if !s.Acquire("k", 1) {
+		t.Fatal("acquire refused")
+	}
+	c.Del(context.Background(), s.Key("k"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	time.Sleep(120 * time.Millisecond)
+	if other.Acquire("k", 1) {
+		t.Fatal("a lost slot was not restored by the heartbeat")
+	}
+	s.Release("k")
+	cancel()
+	<-done
+	if n := c.Exists(context.Background(), prefix+"conc:hb:a").Val(); n != 0 {
+		t.Error("the heartbeat outlived a stop with nothing held")
+	}
+	if !other.Acquire("k", 1) {
+		t.Fatal("no slot after the release")
+	}
+}
+
+// TestFailOpen: with Redis unreachable, takes and acquires are allowed,
+// counted, and logged as a WARN at most once per WarnEvery.
+func TestFailOpen(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: 100 * time.Millisecond})
+	defer c.Close()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	o := redislimit.Options{Log: log, Timeout: 200 * time.Millisecond}
+	l := redislimit.NewLimiter(c, "req", o)
+	for range 3 {
+		if r := l.Take("k", 1, 1, time.Now()); !r.Allowed || r.Limit != 1 {
+			t.Fatalf("take with Redis down: %+v", r)
+		}
+	}
+	if l.Failures() != 3 {
+		t.Errorf("%d failures counted, want 3", l.Failures())
+	}
+	if n := strings.Count(buf.String(), "level=WARN"); n != 1 || !strings.Contains(buf.String(), "fail-open") {
+		t.Errorf("%d WARNs, want 1:\n%s", n, buf.String())
+	}
+	s := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o})
+	if !s.Acquire("k", 1) || !s.Acquire("k", 1) {
+		t.Fatal("acquire with Redis down refused")
+	}
+	s.Release("k")
+	s.Release("k")
+	if s.Failures() != 2 {
+		t.Errorf("%d slot failures, want 2 (a fail-open slot's release needs no Redis)", s.Failures())
+	}
+	if _, err := redislimit.Open(context.Background(), "redis://127.0.0.1:1/0"); err == nil ||
+		!strings.Contains(err.Error(), "does not answer") {
+		t.Errorf("Open of an unreachable Redis: %v", err)
+	}
+	if _, err := redislimit.Open(context.Background(), "redis://:secret@127.0.0.1:1/x"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open of a bad URL: %v", err)
+	}
+}
