@@ -171,6 +171,8 @@ func TestConsoleLayoutEveryWidth(t *testing.T) {
 		{"admin-groups", "/console/admin?section=groups", "main"},
 		{"admin-accounts", "/console/admin?section=accounts", "main"},
 		{"admin-account", "/console/admin/accounts/github:octocat", "main"},
+		{"admin-account-ledger", "/console/admin/accounts/github:octocat/ledger", "main"},
+		{"admin-account-usage", "/console/admin/accounts/github:octocat/usage", "main"},
 		{"admin-codes", "/console/admin?section=codes", "main"},
 		{"admin-errors", "/console/admin?section=errors", "main"},
 	}

@@ -45,7 +45,7 @@ func (c *Console) renderAccount(w http.ResponseWriter, r *http.Request, s store.
 		return
 	}
 	v := web.AdminAccountPage{Layout: c.layout(r, s, a, "title.admin_account", "admin"), Held: target.Held, Self: target.ID == a.ID,
-		UsageURL:  "/console/api/admin/accounts/" + pathName(target.Name) + "/usage",
+		UsageURL:  "/console/admin/accounts/" + pathName(target.Name) + "/usage",
 		LedgerURL: "/console/admin/accounts/" + pathName(target.Name) + "/ledger"}
 	v.Title = target.Name
 	v.Flash = flash

@@ -432,3 +432,34 @@ func TestAdminAccountLedgerPage(t *testing.T) {
 		t.Errorf("unknown account: %d", r.status)
 	}
 }
+
+// The operator reads one account's usage as a page and as CSV, as its
+// user does; to the user those paths do not exist.
+func TestAdminAccountUsagePage(t *testing.T) {
+	e := newEnv(t)
+	ops, user, acct, _ := opsAndUser(t, e)
+	name := url.PathEscape(acct.Name)
+	page := ops.do("GET", "/console/admin/accounts/"+name+"/usage", "", nil)
+	body := string(page.body)
+	if page.status != 200 || !strings.Contains(body, "upstream_unavailable") || !strings.Contains(body, "gpt-4o-mini") ||
+		!strings.Contains(body, `action="/console/admin/accounts/`+name+`/usage"`) ||
+		!strings.Contains(body, `href="/console/api/admin/accounts/`+name+`/usage.csv?"`) {
+		t.Fatalf("operator's usage page: %d %.600s", page.status, body)
+	}
+	if f := ops.do("GET", "/console/admin/accounts/"+name+"/usage?status=error", "", nil); f.status != 200 ||
+		strings.Contains(string(f.body), "req_ok") {
+		t.Errorf("filtered usage page: %d", f.status)
+	}
+	csv := ops.do("GET", "/console/api/admin/accounts/"+name+"/usage.csv", "", nil)
+	if csv.status != 200 || !strings.HasPrefix(string(csv.body), "request_id,") || !strings.Contains(string(csv.body), "req_up") {
+		t.Errorf("operator's usage CSV: %d %.300s", csv.status, csv.body)
+	}
+	for _, p := range []string{"/console/admin/accounts/" + name + "/usage", "/console/api/admin/accounts/" + name + "/usage.csv"} {
+		if r := user.do("GET", p, "", nil); r.status != 404 {
+			t.Errorf("user GET %s: %d", p, r.status)
+		}
+	}
+	if r := ops.do("GET", "/console/admin/accounts/nobody/usage", "", nil); r.status != 404 {
+		t.Errorf("unknown account: %d", r.status)
+	}
+}

@@ -240,8 +240,28 @@ func (c *Console) redeemForm(w http.ResponseWriter, r *http.Request, s store.Ses
 // --- usage and statistics ---
 
 func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	c.usageView(w, r, c.layout(r, s, a, "title.usage", "usage"), a, "/console/usage", "/console/api/usage.csv")
+}
+
+// accountUsagePage is /console/admin/accounts/{account}/usage: one
+// account's usage records as its user sees them, for an operator.
+func (c *Console) accountUsagePage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+	target, e := c.accountNamed(r.Context(), r.PathValue("account"))
+	if e != nil {
+		c.errorPage(w, e.Status, c.layout(r, s, a, "title.not_found", "admin"), "page.not_found", e.Message)
+		return
+	}
+	l := c.layout(r, s, a, "title.usage", "admin")
+	l.Title += " · " + target.Name
+	name := pathName(target.Name)
+	c.usageView(w, r, l, target, "/console/admin/accounts/"+name+"/usage", "/console/api/admin/accounts/"+name+"/usage.csv")
+}
+
+// usageView renders a page of a's usage records with layout l; base is the
+// page's own path (its form and paging links), csv the export's.
+func (c *Console) usageView(w http.ResponseWriter, r *http.Request, l web.Layout, a store.Account, base, csv string) {
 	q := r.URL.Query()
-	v := web.Usage{Layout: c.layout(r, s, a, "title.usage", "usage"),
+	v := web.Usage{Layout: l, Action: base,
 		Filter: web.UsageFilter{From: q.Get("from"), To: q.Get("to"), Model: q.Get("model"), Key: q.Get("key"), Status: q.Get("status")}}
 	keys, err := c.ownKeys(r, a)
 	if err != nil {
@@ -299,9 +319,9 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 			filters.Set(k, x)
 		}
 	}
-	v.CSVURL = "/console/api/usage.csv?" + filters.Encode()
+	v.CSVURL = csv + "?" + filters.Encode()
 	if q.Get("cursor") != "" {
-		v.FirstURL = "/console/usage?" + filters.Encode()
+		v.FirstURL = base + "?" + filters.Encode()
 	}
 	if next != "" {
 		nq := url.Values{}
@@ -309,7 +329,7 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 			nq[k] = x
 		}
 		nq.Set("cursor", next)
-		v.NextURL = "/console/usage?" + nq.Encode()
+		v.NextURL = base + "?" + nq.Encode()
 	}
 	c.Pages.Render(w, http.StatusOK, "usage", v)
 }

@@ -157,6 +157,7 @@ type Usage struct {
 	Rows     []UsageRow
 	NextURL  string // "/console/usage?…&cursor=…" for the next page, "" on the last
 	CSVURL   string // "/console/api/usage.csv?…" with the same filters
+	Action   string // the page's path, for its filter form and reset link; "" is /console/usage
 	FirstURL string // the first page with the same filters, "" when on it
 	// Refused are the requests the gateway refused before calling a
 	// vendor, counted per minute (shown unless a model or "ok" is chosen).
