@@ -39,8 +39,8 @@ var adminSections = []string{"providers", "models", "groups", "accounts", "codes
 func (c *Console) adminRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /console/admin", c.page(c.admin(c.adminPage)))
 	m.HandleFunc("GET /console/admin/accounts/{name}", c.page(c.admin(c.accountPage)))
-	m.HandleFunc("GET /console/admin/accounts/{account}/ledger", c.page(c.admin(c.accountLedgerPage)))
-	m.HandleFunc("GET /console/admin/accounts/{account}/usage", c.page(c.admin(c.accountUsagePage)))
+	m.HandleFunc("GET /console/admin/accounts/{account}/ledger", c.page(c.admin(c.accountView("title.ledger", "ledger", c.ledgerView))))
+	m.HandleFunc("GET /console/admin/accounts/{account}/usage", c.page(c.admin(c.accountView("title.usage", "usage", c.usageView))))
 	m.HandleFunc("POST /console/admin/accounts/{id}/adjust", c.form(c.admin(c.adjustForm)))
 	m.HandleFunc("POST /console/admin/accounts/{id}/disable", c.form(c.admin(c.disableForm(true))))
 	m.HandleFunc("POST /console/admin/accounts/{id}/enable", c.form(c.admin(c.disableForm(false))))

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,13 +28,11 @@ func accountsQuery(q url.Values) (store.AccountQuery, *apierr.Error) {
 	if len(aq.Q) > maxAccountQuery {
 		return aq, apierr.Invalid("q", "q must be at most %d characters.", maxAccountQuery)
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxAccountPage {
-			return aq, apierr.Invalid("limit", "limit must be a whole number from 1 to %d.", maxAccountPage)
-		}
-		aq.Limit = n
+	n, e := limitParam(q, aq.Limit, maxAccountPage)
+	if e != nil {
+		return aq, e
 	}
+	aq.Limit = n
 	if cs := q.Get("cursor"); cs != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cs)
 		name, ok := strings.CutPrefix(string(b), accountCursorTag)

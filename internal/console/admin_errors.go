@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -50,19 +49,12 @@ func (c *Console) errorMessage(l web.Lang, u *store.UsageRecord) string {
 // errors listing; the account must exist (404 otherwise).
 func (c *Console) errorsQuery(ctx context.Context, q url.Values) (store.UsageFilter, *apierr.Error) {
 	f := store.UsageFilter{Status: store.UsageError, Model: q.Get("model"), Limit: defaultUsageLimit}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxUsageLimit {
-			return f, apierr.Invalid("limit", "limit must be a whole number from 1 to %d.", maxUsageLimit)
-		}
-		f.Limit = n
+	var e *apierr.Error
+	if f.Limit, e = limitParam(q, f.Limit, maxUsageLimit); e != nil {
+		return f, e
 	}
-	if cs := q.Get("cursor"); cs != "" {
-		cur, ok := decodeCursor(cs)
-		if !ok {
-			return f, apierr.Invalid("cursor", "cursor must be the next_cursor of a previous page.")
-		}
-		f.After = cur
+	if f.After, e = usageCursorParam(q); e != nil {
+		return f, e
 	}
 	if len(f.Model) > 200 {
 		return f, apierr.Invalid("model", "model must be at most 200 characters.")

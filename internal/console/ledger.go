@@ -78,13 +78,11 @@ func (c *Console) ledgerQuery(q url.Values, accountID string) (ledgerFilter, *ap
 	if f.q.Until, e = timeParam(q, "to", true); e != nil {
 		return f, e
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxLedgerLimit {
-			return f, apierr.Invalid("limit", "limit must be a whole number from 1 to %d.", maxLedgerLimit)
-		}
-		f.q.Limit = n
+	n, e := limitParam(q, f.q.Limit, maxLedgerLimit)
+	if e != nil {
+		return f, e
 	}
+	f.q.Limit = n
 	if cur := q.Get("cursor"); cur != "" {
 		before, ok := c.decodeLedgerCursor(accountID, cur)
 		if !ok {

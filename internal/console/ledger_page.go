@@ -31,18 +31,22 @@ func (c *Console) ledgerPageHTML(w http.ResponseWriter, r *http.Request, s store
 	c.ledgerView(w, r, c.layout(r, s, a, "title.ledger", "ledger"), a, "/console/ledger", "/console/api/ledger.csv")
 }
 
-// accountLedgerPage is /console/admin/accounts/{account}/ledger: the
-// balance history of one account as its user sees it, for an operator.
-func (c *Console) accountLedgerPage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	target, e := c.accountNamed(r.Context(), r.PathValue("account"))
-	if e != nil {
-		c.errorPage(w, e.Status, c.layout(r, s, a, "title.not_found", "admin"), "page.not_found", e.Message)
-		return
+// accountView is the handler of /console/admin/accounts/{account}/<page>:
+// the user's own page (view) for the account the path names, as its user
+// sees it, under the operator's layout; its form, paging and CSV links
+// stay under the account's admin paths.
+func (c *Console) accountView(titleKey, page string, view func(w http.ResponseWriter, r *http.Request, l web.Layout, a store.Account, base, csv string)) userHandler {
+	return func(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
+		target, e := c.accountNamed(r.Context(), r.PathValue("account"))
+		if e != nil {
+			c.errorPage(w, e.Status, c.layout(r, s, a, "title.not_found", "admin"), "page.not_found", e.Message)
+			return
+		}
+		l := c.layout(r, s, a, titleKey, "admin")
+		l.Title += " · " + target.Name
+		name := pathName(target.Name)
+		view(w, r, l, target, "/console/admin/accounts/"+name+"/"+page, "/console/api/admin/accounts/"+name+"/"+page+".csv")
 	}
-	l := c.layout(r, s, a, "title.ledger", "admin")
-	l.Title += " · " + target.Name
-	name := pathName(target.Name)
-	c.ledgerView(w, r, l, target, "/console/admin/accounts/"+name+"/ledger", "/console/api/admin/accounts/"+name+"/ledger.csv")
 }
 
 // ledgerView renders a page of a's balance history with layout l; base is

@@ -243,20 +243,6 @@ func (c *Console) usagePageHTML(w http.ResponseWriter, r *http.Request, s store.
 	c.usageView(w, r, c.layout(r, s, a, "title.usage", "usage"), a, "/console/usage", "/console/api/usage.csv")
 }
 
-// accountUsagePage is /console/admin/accounts/{account}/usage: one
-// account's usage records as its user sees them, for an operator.
-func (c *Console) accountUsagePage(w http.ResponseWriter, r *http.Request, s store.Session, a store.Account) {
-	target, e := c.accountNamed(r.Context(), r.PathValue("account"))
-	if e != nil {
-		c.errorPage(w, e.Status, c.layout(r, s, a, "title.not_found", "admin"), "page.not_found", e.Message)
-		return
-	}
-	l := c.layout(r, s, a, "title.usage", "admin")
-	l.Title += " · " + target.Name
-	name := pathName(target.Name)
-	c.usageView(w, r, l, target, "/console/admin/accounts/"+name+"/usage", "/console/api/admin/accounts/"+name+"/usage.csv")
-}
-
 // usageView renders a page of a's usage records with layout l; base is the
 // page's own path (its form and paging links), csv the export's.
 func (c *Console) usageView(w http.ResponseWriter, r *http.Request, l web.Layout, a store.Account, base, csv string) {

@@ -66,23 +66,15 @@ func usageQuery(q url.Values, accountID string, csvRows bool) (store.UsageFilter
 	default:
 		return f, apierr.Invalid("status", "status must be ok or error.")
 	}
-	if l := q.Get("limit"); l != "" {
-		n, perr := strconv.Atoi(l)
-		max := maxUsageLimit
-		if csvRows {
-			max = maxCSVRows
-		}
-		if perr != nil || n < 1 || n > max {
-			return f, apierr.Invalid("limit", "limit must be a whole number from 1 to %d.", max)
-		}
-		f.Limit = n
+	max := maxUsageLimit
+	if csvRows {
+		max = maxCSVRows
 	}
-	if c := q.Get("cursor"); c != "" {
-		cur, ok := decodeCursor(c)
-		if !ok {
-			return f, apierr.Invalid("cursor", "cursor must be the next_cursor of a previous page.")
-		}
-		f.After = cur
+	if f.Limit, err = limitParam(q, f.Limit, max); err != nil {
+		return f, err
+	}
+	if f.After, err = usageCursorParam(q); err != nil {
+		return f, err
 	}
 	if len(f.Model) > 200 || len(f.KeyID) > 100 {
 		return f, apierr.Invalid("model", "model and key must be at most 200 characters.")
@@ -320,4 +312,32 @@ func keyLabel(k store.Key) string {
 		return k.Name
 	}
 	return k.Prefix
+}
+
+// limitParam is the query's limit: def when absent, else a whole number
+// from 1 to max (400 with param limit otherwise).
+func limitParam(q url.Values, def, max int) (int, *apierr.Error) {
+	l := q.Get("limit")
+	if l == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 || n > max {
+		return 0, apierr.Invalid("limit", "limit must be a whole number from 1 to %d.", max)
+	}
+	return n, nil
+}
+
+// usageCursorParam is the query's usage cursor (zero when absent; 400 with
+// param cursor when it is not a next_cursor of a usage listing).
+func usageCursorParam(q url.Values) (store.UsageCursor, *apierr.Error) {
+	cs := q.Get("cursor")
+	if cs == "" {
+		return store.UsageCursor{}, nil
+	}
+	cur, ok := decodeCursor(cs)
+	if !ok {
+		return cur, apierr.Invalid("cursor", "cursor must be the next_cursor of a previous page.")
+	}
+	return cur, nil
 }
