@@ -16,7 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider/providertest"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // crashConfig points the gateway at a fake upstream and keeps usage records
@@ -157,7 +157,7 @@ func TestCrashLosesNoCharge(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "data", "modelgate.db"))
+	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "data", "modelgate.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ const usageText = `modelgate: one OpenAI-compatible API in front of many model v
 Usage:
   modelgate serve [--config FILE] [--listen ADDR]
   modelgate config check [--config FILE]
+  modelgate migrate [--config FILE]
   modelgate models [--group G] [--json]
   modelgate keys create --group G [--account NAME] [--name LABEL] [--spend-cap AMOUNT] [--expires 30d]
   modelgate keys list [--json]
@@ -57,6 +58,8 @@ func run(args []string, e env) int {
 		return serveCmd(rest, e)
 	case "config":
 		return configCmd(rest, e)
+	case "migrate":
+		return migrateCmd(rest, e)
 	case "models":
 		return modelsCmd(rest, e)
 	case "keys":

@@ -32,7 +32,7 @@ import (
 	"github.com/modelgate/modelgate/internal/route"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 	"github.com/modelgate/modelgate/internal/telemetry"
 	"github.com/modelgate/modelgate/internal/tokenize"
 	"github.com/modelgate/modelgate/internal/usage"
@@ -97,7 +97,9 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 	}
 	switch kind {
 	case "sqlite":
-		return sqlite.Open(ctx, target, sqlite.WithLogger(log))
+		return sqlstore.OpenSQLite(ctx, target, sqlstore.WithLogger(log))
+	case "postgres":
+		return sqlstore.OpenPostgres(ctx, target, sqlstore.WithLogger(log))
 	default:
 		return nil, fmt.Errorf("database %q: %s is not supported yet", cfg.Database, kind)
 	}

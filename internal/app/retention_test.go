@@ -9,7 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // seedOldUsage stores, before the gateway opens the database, a charged
@@ -17,7 +17,7 @@ import (
 func seedOldUsage(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, strings.TrimPrefix(cfg.Database, "sqlite:"))
+	st, err := sqlstore.OpenSQLite(ctx, strings.TrimPrefix(cfg.Database, "sqlite:"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 	"github.com/modelgate/modelgate/internal/task"
 	"github.com/modelgate/modelgate/internal/tokenize"
 )
@@ -58,10 +58,10 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // newStore opens a fresh SQLite store with one funded account.
-func newStore(t *testing.T) *sqlite.Store {
+func newStore(t *testing.T) *sqlstore.Store {
 	t.Helper()
 	ctx := testCtx(t)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	s, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
@@ -149,7 +149,7 @@ func notFound(id string) error {
 
 // env is a service and a worker on one store, clock and vendor.
 type env struct {
-	st      *sqlite.Store
+	st      *sqlstore.Store
 	clock   *clock
 	vendor  *fakeResponder
 	bill    *charge.Billing

@@ -33,9 +33,9 @@ func (c *Config) DatabaseKind() (kind, target string, err error) {
 		}
 	default:
 		if scheme, _, ok := strings.Cut(dsn, ":"); ok && isScheme(scheme) {
-			return "", "", fmt.Errorf("unsupported database type %q; use sqlite:PATH", scheme)
+			return "", "", fmt.Errorf("unsupported database type %q; use sqlite:PATH or postgres://...", scheme)
 		}
-		return "", "", errors.New("not a supported DSN; use sqlite:PATH (e.g. sqlite:./modelgate-data/modelgate.db)")
+		return "", "", errors.New("not a supported DSN; use sqlite:PATH (e.g. sqlite:./modelgate-data/modelgate.db) or postgres://user@host:5432/db")
 	}
 	return "sqlite", target, nil
 }

@@ -175,7 +175,6 @@ func TestLoadProblems(t *testing.T) {
 
 		// Server settings.
 		{file: "listen_bad.yaml", want: []want{{1, false, `listen: "localhost" is not host:port`}}},
-		{file: "database_postgres.yaml", want: []want{{1, false, "postgres is not supported yet; use sqlite:PATH"}}},
 		{file: "database_bad.yaml", want: []want{{1, false, `unsupported database type "mysql"`}}},
 		{file: "max_request_bytes_small.yaml", want: []want{{1, false, "max_request_bytes must be at least 1024, got 100"}}},
 		{file: "gc_percent_small.yaml", want: []want{{1, false, "gc_percent must be at least 10, got 5: below that the collector runs almost without pause"}}},
@@ -376,5 +375,16 @@ func TestLoadEmptyFile(t *testing.T) {
 			t.Errorf("%q: defaults not applied: %+v", body, c)
 		}
 		checkProblems(t, ps, []want{{0, false, "no providers configured"}})
+	}
+}
+
+func TestLoadPostgresDatabase(t *testing.T) {
+	c, ps := mustLoad(t, "good/postgres.yaml", nil)
+	if len(ps) != 0 {
+		t.Fatalf("want no problems, got %q", ps)
+	}
+	kind, target, err := c.DatabaseKind()
+	if err != nil || kind != "postgres" || target != "postgres://modelgate:hunter2@db:5432/modelgate" {
+		t.Errorf("DatabaseKind = %q, %q, %v", kind, target, err)
 	}
 }

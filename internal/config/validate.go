@@ -78,10 +78,8 @@ func (v *validator) server() {
 	if err := checkListen(c.Listen); err != nil {
 		v.errorf(c.line("listen", 0), "listen: %v", err)
 	}
-	if kind, _, err := c.DatabaseKind(); err != nil {
+	if _, _, err := c.DatabaseKind(); err != nil {
 		v.errorf(c.line("database", 0), "database: %v", err)
-	} else if kind == "postgres" {
-		v.errorf(c.line("database", 0), "database: postgres is not supported yet; use sqlite:PATH")
 	}
 	if err := CheckRedisURL(c.Redis); err != nil {
 		v.errorf(c.line("redis", 0), "redis: %v", err)

@@ -26,7 +26,7 @@ import (
 	"github.com/modelgate/modelgate/internal/identity"
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // clock is a settable clock for session expiry.
@@ -113,7 +113,7 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "mg.db"))
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "mg.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // revealRequest is a GET carrying the session cookie (if any) and cookies.
@@ -39,7 +39,7 @@ func revealCookieOf(t *testing.T, w *httptest.ResponseRecorder) *http.Cookie {
 func TestReveal(t *testing.T) {
 	now := time.Date(2026, 12, 28, 10, 0, 0, 0, time.UTC)
 	clk := &now
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "mg.db"))
+	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mg.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

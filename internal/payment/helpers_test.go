@@ -23,7 +23,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 const (
@@ -43,10 +43,10 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // testStore is the real SQLite store with one account, testAcct.
-func testStore(t *testing.T) *sqlite.Store {
+func testStore(t *testing.T) *sqlstore.Store {
 	t.Helper()
 	ctx := testCtx(t)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	s, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
@@ -61,7 +61,7 @@ func testStore(t *testing.T) *sqlite.Store {
 	return s
 }
 
-func balance(t *testing.T, s *sqlite.Store) money.Micros {
+func balance(t *testing.T, s *sqlstore.Store) money.Micros {
 	t.Helper()
 	b, err := s.LedgerSum(testCtx(t), testAcct)
 	if err != nil {

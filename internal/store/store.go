@@ -1,7 +1,7 @@
 // Package store defines the persistence interfaces of modelgate and the
-// records they hold. Backends (store/sqlite today, store/postgres later) each
-// implement Store, and store/storetest holds the one conformance suite every
-// backend must pass.
+// records they hold. The backend, store/sqlstore, implements Store on SQLite
+// and on PostgreSQL, and store/storetest holds the one conformance suite
+// both must pass.
 package store
 
 import (

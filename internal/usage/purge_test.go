@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 const day = 24 * time.Hour
@@ -22,7 +22,7 @@ const day = 24 * time.Hour
 func TestPurgeRetention(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/server"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // The benchmarks below measure what persisting usage records costs: the
@@ -83,10 +83,10 @@ func (m meter) report(b *testing.B, records int) {
 
 // benchStore opens a fresh SQLite store with the accounts and keys of t,
 // as the gateway's would be.
-func benchStore(b *testing.B, t tenants) *sqlite.Store {
+func benchStore(b *testing.B, t tenants) *sqlstore.Store {
 	b.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "modelgate.db"))
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "modelgate.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -238,11 +238,11 @@ func BenchmarkInsertUsage(b *testing.B) {
 		// stored: the batches are appended before the clock starts, so
 		// the timed call finds every record stored (a journal replay).
 		stored bool
-		write  func(*sqlite.Store) func(context.Context, []store.UsageRecord) error
+		write  func(*sqlstore.Store) func(context.Context, []store.UsageRecord) error
 	}{
-		{"append", false, func(s *sqlite.Store) func(context.Context, []store.UsageRecord) error { return s.AppendUsage }},
-		{"insert", false, func(s *sqlite.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
-		{"replay", true, func(s *sqlite.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
+		{"append", false, func(s *sqlstore.Store) func(context.Context, []store.UsageRecord) error { return s.AppendUsage }},
+		{"insert", false, func(s *sqlstore.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
+		{"replay", true, func(s *sqlstore.Store) func(context.Context, []store.UsageRecord) error { return s.InsertUsage }},
 	} {
 		sizes := []struct {
 			name  string

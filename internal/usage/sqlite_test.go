@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // TestRecorderWithSQLite runs the Recorder against the real SQLite store.
 func TestRecorderWithSQLite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestRecorderWithSQLite(t *testing.T) {
 func TestPurgerPurgesRefusalsWithSQLite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/money"
 	"github.com/modelgate/modelgate/internal/provider"
 	"github.com/modelgate/modelgate/internal/store"
-	"github.com/modelgate/modelgate/internal/store/sqlite"
+	"github.com/modelgate/modelgate/internal/store/sqlstore"
 )
 
 // t0 is the fake clock's start.
@@ -64,10 +64,10 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // newStore opens a fresh SQLite store with one funded account.
-func newStore(t *testing.T) *sqlite.Store {
+func newStore(t *testing.T) *sqlstore.Store {
 	t.Helper()
 	ctx := testCtx(t)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
+	s, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "modelgate.db"))
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
@@ -119,7 +119,7 @@ func getTask(t *testing.T, s store.Tasks, id string) store.VideoTask {
 }
 
 // account reads the test account (Balance, Held).
-func account(t *testing.T, s *sqlite.Store) store.Account {
+func account(t *testing.T, s *sqlstore.Store) store.Account {
 	t.Helper()
 	a, err := s.AccountByID(testCtx(t), testAccount)
 	if err != nil {
@@ -129,7 +129,7 @@ func account(t *testing.T, s *sqlite.Store) store.Account {
 }
 
 // charges lists the ledger's charges of the test account.
-func charges(t *testing.T, s *sqlite.Store) []store.LedgerEntry {
+func charges(t *testing.T, s *sqlstore.Store) []store.LedgerEntry {
 	t.Helper()
 	es, err := s.ListLedger(testCtx(t), testAccount)
 	if err != nil {
@@ -145,7 +145,7 @@ func charges(t *testing.T, s *sqlite.Store) []store.LedgerEntry {
 }
 
 // usageOf returns the usage record of a task.
-func usageOf(t *testing.T, s *sqlite.Store, id string) (store.UsageRecord, bool) {
+func usageOf(t *testing.T, s *sqlstore.Store, id string) (store.UsageRecord, bool) {
 	t.Helper()
 	recs, err := s.ListUsage(testCtx(t), store.UsageFilter{AccountID: testAccount})
 	if err != nil {
