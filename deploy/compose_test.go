@@ -175,6 +175,10 @@ func TestComposeReplicas(t *testing.T) {
 
 	journals := map[string]string{}
 	var media string
+	dir := filepath.Dir(cfg.Images.Dir) // the folder a shared volume holds
+	if filepath.Dir(cfg.Video.Dir) != dir {
+		t.Errorf("images.dir %s and video.dir %s are not in one folder", cfg.Images.Dir, cfg.Video.Dir)
+	}
 	for _, name := range reps {
 		s := f.Services[name]
 		if !slices.Equal(s.Command, first.Command) || !mapsEqual(s.Environment, first.Environment) || s.mounts()[file] != src {
@@ -191,10 +195,6 @@ func TestComposeReplicas(t *testing.T) {
 			t.Errorf("%s and %s share journal volume %s: a journal folder belongs to one process", journals[j], name, j)
 		}
 		journals[j] = name
-		dir := filepath.Dir(cfg.Images.Dir)
-		if filepath.Dir(cfg.Video.Dir) != dir {
-			t.Errorf("images.dir %s and video.dir %s are not in one folder", cfg.Images.Dir, cfg.Video.Dir)
-		}
 		switch v, ok := m[dir]; {
 		case !ok:
 			t.Errorf("%s: %s (images and videos) is not a volume: another replica could not serve their links", name, dir)
