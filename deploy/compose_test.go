@@ -167,6 +167,9 @@ func TestComposeReplicas(t *testing.T) {
 	for k, v := range first.Environment {
 		env[k] = interpolated(t, v)
 	}
+	if v, ok := env["MODELGATE_CONFIG"]; ok && v != file {
+		t.Errorf("MODELGATE_CONFIG %s (what the CLI in the container reads), but serve reads %s", v, file)
+	}
 	src, ok := first.mounts()[file]
 	if !ok {
 		t.Fatalf("%s: --config %s is not mounted", reps[0], file)

@@ -267,6 +267,11 @@ func TestK8sConfigMapConfig(t *testing.T) {
 		t.Fatalf("args %q: want serve --config FILE", c.Args)
 	}
 	file := c.Args[i+1]
+	for _, e := range c.Env {
+		if e.Name == "MODELGATE_CONFIG" && e.Value != file {
+			t.Errorf("MODELGATE_CONFIG %s (what the CLI in the pod reads), but serve reads %s", e.Value, file)
+		}
+	}
 	mounts := map[string]string{} // mount path → volume name
 	for _, vm := range c.VolumeMounts {
 		mounts[vm.MountPath] = vm.Name

@@ -91,6 +91,10 @@ type container struct {
 		ContainerPort int    `yaml:"containerPort"`
 		Protocol      string `yaml:"protocol"`
 	} `yaml:"ports"`
+	Env []struct {
+		Name  string `yaml:"name"`
+		Value string `yaml:"value"`
+	} `yaml:"env"`
 	EnvFrom []struct {
 		SecretRef struct {
 			Name string `yaml:"name"`
