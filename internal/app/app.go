@@ -76,6 +76,7 @@ type App struct {
 	con      *console.Console             // nil: console off
 	server   *server.Server
 	sweepers []*imagestore.Sweeper // delete images whose URLs expired, and orphaned videos
+	auth     *gate.Authenticator   // its cache forgets keys when the keys version moves (keysWatchEvery)
 	upkeep   *upkeep               // usage retention, refused-request counter (upkeep.go)
 	poller   *video.Poller         // drives video tasks (video.go)
 	maxConns int                   // client connections held at once (0: no cap)
@@ -162,9 +163,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
+	a.auth = gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now)
 	core := &lifecycle.Core{
 		Billing: bill,
-		Auth:    gate.NewAuthenticator(st, time.Duration(cfg.AuthCacheTTL), o.Now),
+		Auth:    a.auth,
 		Policy:  gate.NewPolicy(groupPatterns(cfg), modelIDs(a.router)).WithRules(groupRules(cfg)),
 		Router:  a.router,
 		Usage:   a.recorder,
@@ -311,6 +313,12 @@ func (a *App) Store() store.Store { return a.store }
 // Handler is the complete HTTP handler, middleware included.
 func (a *App) Handler() http.Handler { return a.server.Handler() }
 
+// keysWatchEvery is how often a running gateway reads the keys version, so
+// that a key revoked or an account disabled anywhere (another replica, the
+// CLI, the console) is refused here within about this long, whatever
+// auth_cache_ttl says: one indexed read of one row.
+const keysWatchEvery = 250 * time.Millisecond
+
 // Run serves on ln and flushes usage records until ctx is cancelled, then
 // drains in-flight requests and writes every remaining record.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
@@ -321,6 +329,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	hctx, stopHolds := context.WithCancel(context.Background())
 	holdsDone := make(chan struct{})
 	go func() { a.publishHolds(hctx); close(holdsDone) }()
+	watchDone := make(chan struct{})
+	go func() { a.auth.Watch(hctx, keysWatchEvery); close(watchDone) }()
 	sweepDone := make(chan struct{})
 	go func() {
 		var wg sync.WaitGroup
@@ -345,6 +355,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	stopMetrics()
 	stopHolds()
 	<-holdsDone
+	<-watchDone
 	<-sweepDone
 	upkeepDone()
 	<-pollerDone

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apierr"
@@ -86,6 +87,9 @@ type Authenticator struct {
 
 	mu    sync.RWMutex
 	cache map[[sha256.Size]byte]cached
+	// latest is the newest keys version Watch has seen: an entry read
+	// under an older one is not cached (it may be a key just revoked).
+	latest atomic.Int64
 
 	// verMu serialises reads of the keys version; version was read at
 	// versionAt (zero: never, or the read failed).
@@ -202,14 +206,53 @@ func (a *Authenticator) keysVersion(ctx context.Context, now time.Time) (v int64
 	return v, now, true
 }
 
-// put caches c under sum, bounded by maxEntries.
+// put caches c under sum, bounded by maxEntries, unless Watch has seen a
+// newer keys version than the one c was read under.
 func (a *Authenticator) put(sum [sha256.Size]byte, c cached) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if c.version < a.latest.Load() {
+		return
+	}
 	if len(a.cache) >= a.maxEntries {
 		clear(a.cache) // crude but bounded; entries are cheap to refill
 	}
 	a.cache[sum] = c
+}
+
+// Watch reads the keys version every interval until ctx ends and, when it
+// changed (a key revoked, changed or deleted, an account disabled, by this
+// replica, another, or the CLI), forgets every cached key at once, so the
+// change holds within about interval whatever the cache's TTL. Its first
+// read does the same (a key may have changed before it). Failed reads are
+// retried at the next tick; the TTL still bounds the cache meanwhile.
+func (a *Authenticator) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	seen := false
+	for {
+		if v, err := a.keys.KeysVersion(ctx); err == nil && (!seen || v != a.latest.Load()) {
+			a.invalidate(v)
+			seen = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// invalidate records keys version v as the latest, then empties the cache
+// and the copy of the version.
+func (a *Authenticator) invalidate(v int64) {
+	a.latest.Store(v)
+	a.verMu.Lock()
+	a.versionAt = time.Time{}
+	a.verMu.Unlock()
+	a.mu.Lock()
+	clear(a.cache)
+	a.mu.Unlock()
 }
 
 // expired is the 401 for a key past its expiry, checked on every request
