@@ -134,7 +134,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		_ = a.Close()
 		return nil, err
 	}
-	a.reserver = billing.NewReserver(st, billing.Options{Now: o.Now, Log: o.Logger})
+	bo := billing.Options{Now: o.Now, Log: o.Logger}
+	if kind, _, _ := cfg.DatabaseKind(); kind == "postgres" { // replicas share it: lease their balances
+		bo.Lease = &billing.Lease{Store: st, Instance: a.instance, Stale: holdsStale}
+	}
+	a.reserver = billing.NewReserver(st, bo)
 	l, err := a.newLive(cfg)
 	if err != nil {
 		_ = a.Close()
@@ -326,9 +330,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	defer stopRecorder()
 	recDone := make(chan error, 1)
 	go func() { recDone <- a.recorder.Run(rctx) }()
-	hctx, stopHolds := context.WithCancel(context.Background())
+	hctx, stopBackground := context.WithCancel(context.Background())
+	// The holds outlive the recorder's last flush: the charges it writes
+	// are held until the balance has them.
+	holdsCtx, stopHolds := context.WithCancel(context.Background())
+	defer stopHolds()
 	holdsDone := make(chan struct{})
-	go func() { a.publishHolds(hctx); close(holdsDone) }()
+	go func() { a.publishHolds(holdsCtx); close(holdsDone) }()
 	watchDone := make(chan struct{})
 	go func() { a.auth.Watch(hctx, keysWatchEvery); close(watchDone) }()
 	sweepDone := make(chan struct{})
@@ -353,8 +361,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	stopMetrics := a.serveMetrics()
 	serveErr := a.server.Serve(ctx, ln)
 	stopMetrics()
-	stopHolds()
-	<-holdsDone
+	stopBackground()
 	<-watchDone
 	<-sweepDone
 	upkeepDone()
@@ -364,6 +371,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	closeErr := errors.Join(a.recorder.Close(cctx), a.upkeep.refusals.Close(cctx), a.tracer.Shutdown(cctx))
+	stopHolds()
+	<-holdsDone
 	stopRecorder()
 	runErr := <-recDone
 	if errors.Is(runErr, context.Canceled) {

@@ -143,8 +143,9 @@ func committed(r *billing.Reserver) func([]store.UsageRecord) {
 }
 
 // publishHolds shows this process's reservations to other processes (the
-// CLI's "reserved") and releases those of processes that stopped without
-// saying so, until ctx ends; then it withdraws its own.
+// CLI's "reserved"), or with leases (PostgreSQL) rewrites and lowers its
+// leases, and releases those of processes that stopped without saying so
+// (holdsStale), until ctx ends; then it withdraws its own.
 func (a *App) publishHolds(ctx context.Context) {
 	t := time.NewTicker(holdsEvery)
 	defer t.Stop()
@@ -159,8 +160,11 @@ func (a *App) publishHolds(ctx context.Context) {
 		case <-t.C:
 		}
 		now := a.nowUTC()
-		cur := a.reserver.Reserved()
-		if len(cur) > 0 || !maps.Equal(cur, last) {
+		if a.reserver.Leased() {
+			if err := a.reserver.PublishLeases(ctx); err != nil {
+				a.log.Warn("billing: publishing balance leases failed", "err", err)
+			}
+		} else if cur := a.reserver.Reserved(); len(cur) > 0 || !maps.Equal(cur, last) {
 			if err := a.store.PutHolds(ctx, a.instance, cur, now); err != nil {
 				a.log.Warn("billing: publishing reservations failed", "err", err)
 				continue

@@ -11,11 +11,16 @@ import (
 )
 
 // rateLimits builds the keys' rate limiters: in memory (per replica)
-// without redis, in Redis (shared by every replica) with it. A configured
+// without redis (on PostgreSQL, which suggests several replicas, it says
+// so at start), in Redis (shared by every replica) with it. A configured
 // Redis that does not answer is an error: the gateway must not start with
 // limits that would only ever fail open.
 func (a *App) rateLimits(ctx context.Context, cfg *config.Config) (*lifecycle.RateLimits, error) {
 	if cfg.Redis == "" {
+		if kind, _, _ := cfg.DatabaseKind(); kind == "postgres" {
+			a.log.Warn("no redis configured: rate limits (rpm, tpm, concurrency) are kept per replica, so with several replicas " +
+				"a key gets its limit on each; set redis: to share them")
+		}
 		return &lifecycle.RateLimits{Requests: ratelimit.NewMemory(), Tokens: ratelimit.NewMemory(), Running: ratelimit.NewSlots()}, nil
 	}
 	c, err := redislimit.Open(ctx, cfg.Redis)

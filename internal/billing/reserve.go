@@ -64,6 +64,10 @@ type Options struct {
 	// Log receives a WARN line for every charge capped at its reservation
 	// (see Hold.Settle); nil discards them.
 	Log *slog.Logger
+	// Lease, when set, shares account balances with other replicas through
+	// the store's holds (see lease.go); nil keeps them in this process,
+	// which suits one gateway per database.
+	Lease *Lease
 }
 
 // Reserver keeps, per account and per capped key, the stored balance last
@@ -80,17 +84,24 @@ type Reserver struct {
 	mu    sync.Mutex
 	accts map[string]*meter
 	keys  map[string]*meter
+
+	lease   *Lease     // nil: balances are this process's alone
+	leaseMu sync.Mutex // one lease write at a time (raise or publish)
 }
 
 // meter is the state of one account or one capped key. For an account,
 // stored is the balance less what open tasks (videos, background
 // responses) hold; for a key, it is cap − spent − held. Both count down.
+// With leases, an account's stored is instead what this replica's hold in
+// the store leaves it (lease.go), counting down the same way.
 type meter struct {
 	stored   money.Micros // as last read from the store
 	readAt   time.Time
 	gen      uint64       // bumped by every commit, so a read that raced one is discarded
 	pending  money.Micros // settled charges not yet committed to the store
 	reserved money.Micros // outstanding reservations
+	gone     money.Micros // all ever committed or persisted (leases: what a hold no longer covers)
+	extra    money.Micros // leases: the headroom asked for at the last raise
 }
 
 func (m *meter) available() money.Micros { return m.stored - m.pending - m.reserved }
@@ -107,7 +118,7 @@ func NewReserver(src Source, o Options) *Reserver {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Reserver{src: src, refresh: o.Refresh, now: o.Now, log: o.Log,
-		accts: make(map[string]*meter), keys: make(map[string]*meter)}
+		accts: make(map[string]*meter), keys: make(map[string]*meter), lease: o.Lease}
 }
 
 // Hold is an admitted request's reservation. Settle or Release it exactly
@@ -141,6 +152,17 @@ func (r *Reserver) Reserve(ctx context.Context, p Payer, amount money.Micros) (*
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a := r.accts[p.AccountID]
+	for try := 0; r.lease != nil && a.available() < need && try < 3; try++ {
+		// Take more of the balance (others may use what one raise adds
+		// before this request does: try again).
+		r.mu.Unlock()
+		err := r.raise(ctx, p.AccountID, need)
+		r.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		a = r.leased(p.AccountID) // PublishLeases may have dropped it, idle
+	}
 	if a.available() < need {
 		return nil, ErrInsufficient
 	}
@@ -175,6 +197,10 @@ func (r *Reserver) fresh(ctx context.Context, p Payer) error {
 		genK = k.gen
 	}
 	r.mu.Unlock()
+	if needA && r.lease != nil { // the lease is the balance (lease.go)
+		r.store(r.accts, p.AccountID, genA, 0, time.Time{})
+		needA = false
+	}
 	if needA {
 		acct, err := r.src.AccountByID(ctx, p.AccountID)
 		if err != nil {
@@ -214,6 +240,9 @@ func (r *Reserver) store(ms map[string]*meter, id string, gen uint64, v money.Mi
 	if m == nil {
 		ms[id] = &meter{stored: v, readAt: at}
 		return
+	}
+	if r.lease != nil && at.IsZero() {
+		return // a leased account's meter is set by its raises
 	}
 	if m.gen == gen {
 		m.stored, m.readAt = v, at
@@ -288,6 +317,7 @@ func (h *Hold) Persisted() {
 		if m != nil {
 			m.reserved -= h.amount
 			m.stored -= h.amount
+			m.gone += h.amount
 			m.gen++
 		}
 	}
@@ -315,6 +345,7 @@ func (r *Reserver) Committed(accountID, keyID string, cost money.Micros) {
 		}
 		m.pending -= cost
 		m.stored -= cost // what a fresh read would now return
+		m.gone += cost
 		m.gen++
 	}
 }

@@ -411,6 +411,14 @@ type Holds interface {
 	// DropHolds deletes the holds of every instance but keep that were last
 	// stamped before before, and returns their total per account.
 	DropHolds(ctx context.Context, keep string, before time.Time) (map[string]money.Micros, error)
+	// LeaseHold sets instance's hold on accountID, stamped at, to want
+	// when the account can cover it, else to least when it can cover that,
+	// and returns the hold; what it can cover is its balance less what its
+	// open tasks hold and the other instances' holds stamped at or after
+	// fresh. When it cannot cover least, nothing changes and it returns 0. Replicas sharing one database reserve balance this way
+	// (billing's leases), so two never spend the same cent.
+	// store.ErrNotFound when the account does not exist.
+	LeaseHold(ctx context.Context, instance, accountID string, least, want money.Micros, at, fresh time.Time) (money.Micros, error)
 }
 
 // Bootstrapper creates the first account and key exactly once per database.

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SearchAccounts", func(t *testing.T) { testSearchAccounts(t, newStore) })
 	t.Run("OperatorErrors", func(t *testing.T) { testOperatorErrors(t, newStore) })
 	t.Run("Holds", func(t *testing.T) { testHolds(t, newStore) })
+	t.Run("LeaseHold", func(t *testing.T) { testLeaseHold(t, newStore) })
 	t.Run("Responses", func(t *testing.T) { testResponses(t, newStore) })
 	t.Run("ResponseSizes", func(t *testing.T) { testResponseSizes(t, newStore) })
 	t.Run("Tasks", func(t *testing.T) { testTasks(t, newStore) })
