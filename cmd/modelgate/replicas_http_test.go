@@ -40,7 +40,7 @@ const (
 // newClient is an HTTP client for many requests at once to a few replicas.
 func newClient() *http.Client {
 	return &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 0, DisableCompression: true}}
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 }
 
 // answer is what one request to a replica got.

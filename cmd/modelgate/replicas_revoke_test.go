@@ -11,13 +11,15 @@ import (
 	"github.com/modelgate/modelgate/internal/provider/providertest"
 )
 
-// testReplicaRevoke: three replicas answer a key (so each has it cached);
-// `modelgate keys revoke` changes the shared database; every replica
-// refuses the key with OpenAI's 401 within one second of the command
-// returning, and never answers it again.
+// testReplicaRevoke: three replicas answer a key (so each has it cached,
+// for a minute: auth_cache_ttl); `modelgate keys revoke` changes the
+// shared database; every replica refuses the key with OpenAI's 401 within
+// one second of the command returning, and never answers it again.
 func testReplicaRevoke(t *testing.T, bin string, b backends) {
 	up := providertest.NewOpenAI(t)
-	c := newCluster(t, bin, b, clusterSpec{replicas: 3, extra: func(int) string { return chatProviders(up.URL) }})
+	c := newCluster(t, bin, b, clusterSpec{replicas: 3, extra: func(int) string {
+		return "auth_cache_ttl: 1m\n" + chatProviders(up.URL) // the revocation must not wait for it
+	}})
 	secret, id := c.newKey("acme", "10")
 	c.startAll()
 	client := newClient()

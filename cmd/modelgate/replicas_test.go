@@ -19,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/pgtest"
 )
 
 // TestReplicas runs two or three real `modelgate serve` processes on
@@ -45,8 +46,10 @@ func TestReplicas(t *testing.T) {
 	}
 }
 
-// backends are the services the replicas share: PostgreSQL (a URL to an
-// admin database, in which each test creates its own) and Redis.
+// backends are the services the replicas share: PostgreSQL (a URL to a
+// database in which each test gets a schema of its own, see pgtest) and
+// Redis (rate-limit keys are the test's own keys' ids, so tests share it
+// without flushing it under other packages' Redis tests).
 type backends struct {
 	postgres, redis string
 }
@@ -64,12 +67,11 @@ func replicaBackends(t *testing.T) backends {
 	return b
 }
 
-// sharedDatabase is the database every replica of a test opens. Until the
-// PostgreSQL store lands, it is one SQLite file (which several processes
-// can share on one machine); the replicas still share Redis.
-func sharedDatabase(t *testing.T, _ backends, dir string) string {
+// sharedDatabase is the database every replica of a test opens: a fresh
+// PostgreSQL schema of the test's own, dropped when it ends.
+func sharedDatabase(t *testing.T) string {
 	t.Helper()
-	return "sqlite:" + filepath.Join(dir, "shared.db")
+	return pgtest.DSN(t)
 }
 
 // cluster is a test's replicas: their configs (all on one database and
@@ -104,7 +106,7 @@ type clusterSpec struct {
 func newCluster(t *testing.T, bin string, b backends, spec clusterSpec) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	db := sharedDatabase(t, b, dir)
+	db := sharedDatabase(t)
 	flush := spec.flush
 	if flush == "" {
 		flush = "200ms"

@@ -14,7 +14,7 @@ import (
 
 // videoLease is the replicas' video.lease: how long the task a killed
 // replica was polling waits before another takes it over.
-const videoLease = 3 * time.Second
+const videoLease = 5 * time.Second
 
 // videoProviders is replica i's video setup: Sora at the fake with the
 // replica's own API key, so the fake knows who polls; a poll every 100 ms.
@@ -32,8 +32,8 @@ video: {poll_min: 100ms, poll_max: 100ms, lease: %s, dir: videos}
 }
 
 // testReplicaVideoLeases: replica 0 gets stuck checking two video tasks;
-// four more are submitted over three replicas, which poll them, never one
-// task two at once. Replica 0 is killed with SIGKILL in the middle of its
+// four more are submitted over three replicas, which all claim due tasks,
+// and no task is polled by two at once. Replica 0 is killed with SIGKILL in the middle of its
 // stuck checks: the others go on polling the other tasks, take the two
 // over once their lease ends (not before), and every task completes,
 // downloaded and charged once.
@@ -69,6 +69,12 @@ func testReplicaVideoLeases(t *testing.T, bin string, b backends) {
 	killed := time.Now()
 	stalled := fake.stalledChecks()
 	fake.release()
+	for id, at := range stalled {
+		if killed.Sub(at) > videoLease-time.Second {
+			t.Fatalf("replica 0 was killed %v after its check of %s began, too close to the end of its %v lease for this test",
+				killed.Sub(at), id, videoLease)
+		}
+	}
 
 	for _, id := range ids {
 		if v := waitVideo(t, c.nodes[1].base, secret, id, 20*time.Second); v.Status != "completed" {
@@ -96,8 +102,8 @@ func testReplicaVideoLeases(t *testing.T, bin string, b backends) {
 			}
 		}
 	}
-	if len(jobs) != len(ids) || by["1"] == 0 || by["2"] == 0 {
-		t.Errorf("%d upstream jobs for %d tasks; checks by replica %v", len(jobs), len(ids), by)
+	if len(jobs) != len(ids) {
+		t.Errorf("%d upstream jobs for %d tasks", len(jobs), len(ids))
 	}
 	// The others went on with the tasks that were not stuck meanwhile.
 	others := 0
@@ -121,7 +127,7 @@ func testReplicaVideoLeases(t *testing.T, bin string, b backends) {
 		t.Logf("job %s: replica 0's check hung from %s, killed %v later; replica %s took it over %v after it began", id,
 			at.Format("15:04:05.000"), killed.Sub(at).Round(time.Millisecond), next.replica, next.start.Sub(at).Round(time.Millisecond))
 	}
-	t.Logf("status checks by replica: %v", by)
+	t.Logf("status checks by replica: %v (whichever claims a due task first polls it)", by)
 
 	c.stopAll()
 	acct, recs := checkLedger(t, c, "acme")
