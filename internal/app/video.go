@@ -22,7 +22,8 @@ func (a *App) newVideos(cfg *config.Config, bill *charge.Billing, media *imagest
 	makers := a.liveMakers()
 	v := cfg.Video
 	a.poller = &video.Poller{Store: a.store, Makers: makers, Media: media, Now: a.now, Log: a.log, Owner: a.instance,
-		Workers: v.Workers, MaxBytes: v.MaxBytes, PollMin: time.Duration(v.PollMin), PollMax: time.Duration(v.PollMax)}
+		Workers: v.Workers, MaxBytes: v.MaxBytes, PollMin: time.Duration(v.PollMin), PollMax: time.Duration(v.PollMax),
+		Lease: time.Duration(v.Lease)}
 	if v.PollMin > 0 && time.Duration(v.PollMin) < time.Second {
 		a.poller.Tick = time.Duration(v.PollMin) // a fast schedule (tests, demos) needs claims as fast
 	}

@@ -13,6 +13,10 @@ const (
 	defaultVideoPollMax   = Duration(30 * time.Second)
 	defaultVideoMaxBytes  = 512 << 20
 	defaultVideoDemoDelay = Duration(8 * time.Second)
+	defaultVideoLease     = Duration(11 * time.Minute) // video.DefaultLease
+	// videoLongestPoll is the longest one poll of a task may run: a status
+	// check (30s) and a download (10m), the poller's timeouts.
+	videoLongestPoll = Duration(10*time.Minute + 30*time.Second)
 )
 
 // Bounds of the video section.
@@ -22,6 +26,7 @@ const (
 	maxVideoWorkers  = 256
 	minVideoPollMin  = Duration(10 * time.Millisecond)
 	minVideoMaxBytes = 1 << 20
+	minVideoLease    = Duration(time.Second)
 )
 
 // Video configures asynchronous video generation (POST /v1/videos and
@@ -52,6 +57,13 @@ type Video struct {
 	// When images.s3 is set, videos go to the same bucket under "videos/"
 	// and Dir is not used.
 	Dir string `yaml:"dir"`
+	// Lease is how long a replica holds a task it is polling (default
+	// 11m, at least 1s). A lease ends with the poll, so it only matters
+	// when a replica dies mid-poll: its task waits this long before
+	// another replica takes it over. It should outlast the longest poll
+	// (a 30s status check and a 10m download), or a slow one may see
+	// another replica take its task over while it runs.
+	Lease Duration `yaml:"lease"`
 }
 
 func (c *Config) applyVideoDefaults() {
@@ -66,6 +78,7 @@ func (c *Config) applyVideoDefaults() {
 		v.MaxBytes = defaultVideoMaxBytes
 	}
 	defaultDuration(&v.DemoDelay, defaultVideoDemoDelay, c.given("video.demo_delay"))
+	defaultDuration(&v.Lease, defaultVideoLease, c.given("video.lease"))
 }
 
 // videoSettings checks the video section.
@@ -96,6 +109,12 @@ func (v *validator) videoSettings() {
 		v.errorf(at("demo_delay"), "video.demo_delay must be 0 or more, got %s", s.DemoDelay)
 	case timeoutOK && s.DemoDelay >= s.Timeout:
 		v.errorf(at("demo_delay"), "video.demo_delay (%s) must be shorter than video.timeout (%s), or every demo video times out", s.DemoDelay, s.Timeout)
+	}
+	switch {
+	case s.Lease < minVideoLease:
+		v.errorf(at("lease"), "video.lease must be at least %s, got %s", minVideoLease, s.Lease)
+	case s.Lease < videoLongestPoll:
+		v.warnf(at("lease"), "video.lease (%s) is shorter than the longest poll of a task (%s, a status check and a download), so another replica may take over a task whose slow poll still runs", s.Lease, videoLongestPoll)
 	}
 	if strings.ContainsRune(s.Dir, 0) {
 		v.errorf(at("dir"), "video.dir contains a NUL byte")

@@ -8,7 +8,7 @@ import (
 func TestVideoSection(t *testing.T) {
 	base := "providers:\n  - {name: demo, type: demo}\n"
 	defaults := Video{Timeout: Duration(30 * time.Minute), Workers: 16, PollMin: Duration(5 * time.Second),
-		PollMax: Duration(30 * time.Second), MaxBytes: 536870912, DemoDelay: Duration(8 * time.Second)}
+		PollMax: Duration(30 * time.Second), MaxBytes: 536870912, DemoDelay: Duration(8 * time.Second), Lease: Duration(11 * time.Minute)}
 	tests := []struct {
 		name, yaml string
 		want       []want // every problem, in order
@@ -16,12 +16,12 @@ func TestVideoSection(t *testing.T) {
 	}{
 		{name: "defaults", yaml: base, video: defaults},
 		{name: "empty section", yaml: base + "video:\n", video: defaults},
-		{name: "all set", yaml: base + "video:\n  timeout: 2h\n  workers: 256\n  poll_min: 10ms\n  poll_max: 10ms\n  max_bytes: 1048576\n  demo_delay: 0s\n  dir: /var/lib/mg/videos\n",
+		{name: "all set", yaml: base + "video:\n  timeout: 2h\n  workers: 256\n  poll_min: 10ms\n  poll_max: 10ms\n  max_bytes: 1048576\n  demo_delay: 0s\n  dir: /var/lib/mg/videos\n  lease: 15m\n",
 			video: Video{Timeout: Duration(2 * time.Hour), Workers: 256, PollMin: Duration(10 * time.Millisecond), PollMax: Duration(10 * time.Millisecond),
-				MaxBytes: 1 << 20, DemoDelay: 0, Dir: "/var/lib/mg/videos"}},
+				MaxBytes: 1 << 20, DemoDelay: 0, Dir: "/var/lib/mg/videos", Lease: Duration(15 * time.Minute)}},
 		{name: "shortest timeout", yaml: base + "video:\n  timeout: 1m\n  demo_delay: 59s\n",
 			video: Video{Timeout: Duration(time.Minute), Workers: 16, PollMin: Duration(5 * time.Second), PollMax: Duration(30 * time.Second),
-				MaxBytes: 536870912, DemoDelay: Duration(59 * time.Second)}},
+				MaxBytes: 536870912, DemoDelay: Duration(59 * time.Second), Lease: Duration(11 * time.Minute)}},
 		{name: "timeout too short", yaml: base + "video:\n  timeout: 59s\n", want: []want{{4, false, "video.timeout must be at least 1m and under 24h, got 59s"}}},
 		{name: "timeout zero", yaml: base + "video:\n  timeout: 0s\n", want: []want{{4, false, "video.timeout must be at least 1m"}}}, // and no word on demo_delay
 		{name: "timeout a day", yaml: base + "video:\n  timeout: 24h\n", want: []want{{4, false, "video.timeout must be at least 1m and under 24h, got 24h0m0s"}}},
@@ -37,6 +37,10 @@ func TestVideoSection(t *testing.T) {
 		{name: "negative demo_delay", yaml: base + "video:\n  demo_delay: -1s\n", want: []want{{4, false, "video.demo_delay must be 0 or more, got -1s"}}},
 		{name: "demo_delay not under timeout", yaml: base + "video:\n  timeout: 1m\n  demo_delay: 1m\n",
 			want: []want{{5, false, "video.demo_delay (1m0s) must be shorter than video.timeout (1m0s)"}}},
+		{name: "lease too short", yaml: base + "video:\n  lease: 999ms\n", want: []want{{4, false, "video.lease must be at least 1s, got 999ms"}}},
+		{name: "lease zero", yaml: base + "video:\n  lease: 0s\n", want: []want{{4, false, "video.lease must be at least 1s, got 0s"}}},
+		{name: "lease shorter than a poll", yaml: base + "video:\n  lease: 2s\n",
+			want: []want{{4, true, "video.lease (2s) is shorter than the longest poll of a task (10m30s"}}},
 		{name: "unknown key", yaml: base + "video:\n  workerz: 3\n", want: []want{{4, false, `unknown key "workerz" in video (did you mean workers?)`}}},
 		{name: "wrong type", yaml: base + "video:\n  workers: many\n", want: []want{{4, false, "expected an integer, got a string `many`"}}},
 		{name: "not a mapping", yaml: base + "video: 30m\n", want: []want{{3, false, "expected a mapping like {timeout: 30m}"}}},
