@@ -87,6 +87,9 @@ type App struct {
 
 	redis *redis.Client     // nil: no redis configured (ratelimit.go)
 	slots *redislimit.Slots // the leased concurrency slots in Redis; nil without it
+	// redisFailures counts the rate-limit checks Redis failed (and that
+	// were let through); nil without Redis.
+	redisFailures func() int64
 }
 
 // OpenStore opens the configured database (CLI commands share it); log

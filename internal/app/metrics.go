@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/modelgate/modelgate/internal/api/openai"
 	"github.com/modelgate/modelgate/internal/apierr"
 	"github.com/modelgate/modelgate/internal/config"
@@ -40,6 +42,12 @@ func (a *App) openMetrics(cfg *config.Config, h *openai.Handler) error {
 		return fmt.Errorf("metrics.listen: %w", err)
 	}
 	a.metrics, a.metricsLn, h.Metrics = m, ln, m
+	if a.redisFailures != nil {
+		m.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "modelgate",
+			Name: "ratelimit_redis_failures_total",
+			Help: "Rate-limit checks and concurrency slots Redis failed or answered too late for, each let through (fail-open)."},
+			func() float64 { return float64(a.redisFailures()) }))
+	}
 	return nil
 }
 

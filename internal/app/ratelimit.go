@@ -31,8 +31,9 @@ func (a *App) rateLimits(ctx context.Context, cfg *config.Config) (*lifecycle.Ra
 	o := redislimit.Options{Log: a.log}
 	a.slots = redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: a.instance})
 	a.log.Info("rate limits are kept in Redis, shared by every replica", "instance", a.instance)
-	return &lifecycle.RateLimits{Requests: redislimit.NewLimiter(c, "req", o), Tokens: redislimit.NewLimiter(c, "tok", o),
-		Running: a.slots}, nil
+	req, tok := redislimit.NewLimiter(c, "req", o), redislimit.NewLimiter(c, "tok", o)
+	a.redisFailures = func() int64 { return req.Failures() + tok.Failures() + a.slots.Failures() }
+	return &lifecycle.RateLimits{Requests: req, Tokens: tok, Running: a.slots}, nil
 }
 
 // runSlots keeps the Redis slots' lease until ctx ends (nothing without

@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -80,4 +82,82 @@ func TestUnreachableRedis(t *testing.T) {
 	if !strings.Contains(err.Error(), "redis at 127.0.0.1:1") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %q: want one naming the Redis address, not its password", err)
 	}
+}
+
+// TestRedisFailuresMetric: once the Redis the gateway limits with stops
+// answering, its rate-limited requests are let through (fail-open) and
+// modelgate_ratelimit_redis_failures_total counts them.
+func TestRedisFailuresMetric(t *testing.T) {
+	url := os.Getenv("MODELGATE_TEST_REDIS")
+	if url == "" {
+		t.Skip("MODELGATE_TEST_REDIS not set (e.g. redis://127.0.0.1:6379/15): skipping the Redis failure metric test")
+	}
+	hostPort, db, _ := strings.Cut(strings.TrimPrefix(url, "redis://"), "/")
+	fwd := newForwarder(t, hostPort)
+	g := startGateway(t, func(c *config.Config) {
+		c.Redis = "redis://" + fwd.addr + "/" + db
+		c.Metrics = &config.Metrics{Listen: "127.0.0.1:0"}
+	})
+	p := g.limitedPayer("default", 10*money.Unit, store.KeyLimits{RPM: 100})
+	metric := "modelgate_ratelimit_redis_failures_total"
+	if got := scrapeMetrics(t, "http://"+g.app.MetricsAddr()+"/metrics")[metric]; got != 0 {
+		t.Fatalf("%s = %v before any failure", metric, got)
+	}
+	fwd.stop() // Redis stops answering
+	for i := range 3 {
+		if _, err := limitedChat(context.Background(), g, p, "gpt-4o-mini", 0); err != nil {
+			t.Fatalf("request %d with Redis gone: %v (want it let through)", i, err)
+		}
+	}
+	if got := scrapeMetrics(t, "http://"+g.app.MetricsAddr()+"/metrics")[metric]; got < 3 {
+		t.Errorf("%s = %v after three requests without Redis, want at least 3", metric, got)
+	}
+}
+
+// forwarder relays TCP connections to a target until stopped, which
+// closes them all: a Redis that goes away.
+type forwarder struct {
+	addr  string
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newForwarder(t *testing.T, target string) *forwarder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forwarder{addr: ln.Addr().String(), ln: ln}
+	t.Cleanup(f.stop)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, c, u)
+			f.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); _ = u.Close() }()
+			go func() { _, _ = io.Copy(c, u); _ = c.Close() }()
+		}
+	}()
+	return f
+}
+
+func (f *forwarder) stop() {
+	_ = f.ln.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		_ = c.Close()
+	}
+	f.conns = nil
 }
