@@ -53,6 +53,9 @@ type Options struct {
 	// from which max_connections defaults (0: unknown; then connections
 	// are capped only by a configured max_connections).
 	FileLimit uint64
+	// NoKeysWatch leaves cached keys to auth_cache_ttl alone (no
+	// keysWatchEvery reads): tests of the cache's own behaviour only.
+	NoKeysWatch bool
 }
 
 // App is a wired gateway.
@@ -341,7 +344,12 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	holdsDone := make(chan struct{})
 	go func() { a.publishHolds(holdsCtx); close(holdsDone) }()
 	watchDone := make(chan struct{})
-	go func() { a.auth.Watch(hctx, keysWatchEvery); close(watchDone) }()
+	go func() {
+		if !a.opts.NoKeysWatch {
+			a.auth.Watch(hctx, keysWatchEvery)
+		}
+		close(watchDone)
+	}()
 	sweepDone := make(chan struct{})
 	go func() {
 		var wg sync.WaitGroup

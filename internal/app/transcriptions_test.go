@@ -52,6 +52,9 @@ func startAudioGateway(t *testing.T) *gateway {
 			c.Models = append(c.Models, config.ModelConfig{ID: id, Modality: &audio, AudioPerSecond: &cheap})
 		}
 		c.Models = append(c.Models, config.ModelConfig{ID: "whisper-pricey", Modality: &audio, AudioPerSecond: &pricey})
+		// The fake vendor parses multi-megabyte forms slowly under -race on
+		// a busy machine: well over the harness's one-second idle timeout.
+		c.Providers[0].IdleTimeout = config.Duration(30 * time.Second)
 	})
 }
 
