@@ -33,12 +33,7 @@ func TestAuthCacheSeesRevocations(t *testing.T) {
 	}
 	ctx := context.Background()
 	st := g.app.Store()
-	ask := func(key string) error {
-		c := g.client(key)
-		_, err := c.Chat.Completions.New(ctx, oai.ChatCompletionNewParams{
-			Model: "demo-chat", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Hello!")}})
-		return err
-	}
+	ask := func(key string) error { return askDemo(g, key) }
 	principal := func(key string) store.Key {
 		k, err := st.KeyByHash(ctx, apikey.Hash(key))
 		if err != nil {
@@ -100,12 +95,7 @@ func TestKeysWatchRefusesAtOnce(t *testing.T) {
 	g := serveApp(t, cfg, app.Options{Logger: testLogger(t), Version: "test"})
 	ctx := context.Background()
 	st := g.app.Store()
-	ask := func(key string) error {
-		c := g.client(key)
-		_, err := c.Chat.Completions.New(ctx, oai.ChatCompletionNewParams{
-			Model: "demo-chat", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Hello!")}})
-		return err
-	}
+	ask := func(key string) error { return askDemo(g, key) }
 	for _, c := range []struct {
 		name   string
 		change func(k store.Key) error
@@ -134,4 +124,12 @@ func TestKeysWatchRefusesAtOnce(t *testing.T) {
 		apiError(t, ask(key), http.StatusUnauthorized, "invalid_api_key")
 		t.Logf("%s: refused %v after the change", c.name, time.Since(changed).Round(time.Millisecond))
 	}
+}
+
+// askDemo asks the demo model once with key, through the official SDK.
+func askDemo(g *gateway, key string) error {
+	c := g.client(key)
+	_, err := c.Chat.Completions.New(context.Background(), oai.ChatCompletionNewParams{
+		Model: "demo-chat", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Hello!")}})
+	return err
 }

@@ -80,16 +80,7 @@ func TestPostgresReplicas(t *testing.T) {
 	if err != nil || len(entries) != n {
 		t.Fatalf("ListLedger: %d entries, %v; want %d", len(entries), err, n)
 	}
-	var running money.Micros
-	for i, e := range entries {
-		running += e.Amount
-		if i > 0 && e.ID <= entries[i-1].ID {
-			t.Errorf("entry %d: id %d after %d", i, e.ID, entries[i-1].ID)
-		}
-		if e.BalanceAfter != running {
-			t.Errorf("entry %d (%s %v): balance after %v, running sum %v", i, e.Kind, e.Amount, e.BalanceAfter, running)
-		}
-	}
+	running := storetest.CheckRunningSum(t, entries)
 	got, err := stores[2].AccountByID(testCtx(t), a.ID)
 	if want := money.Micros(n/3*5 - (n - n/3)); err != nil || got.Balance != want || running != want {
 		t.Errorf("balance %v (ledger %v), %v; want %v", got.Balance, running, err, want)

@@ -223,22 +223,11 @@ func testLedger(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		wg.Wait()
 		checkBalance(t, s, a.ID, 25*3-25, 25)
-		// Posted entries and usage charges share one id order, in which
-		// each balance_after is the running sum.
 		entries, err := s.ListLedger(ctx(t), a.ID)
 		if err != nil || len(entries) != n {
 			t.Fatalf("ListLedger: %d entries, %v; want %d", len(entries), err, n)
 		}
-		var running money.Micros
-		for i, e := range entries {
-			running += e.Amount
-			if i > 0 && e.ID <= entries[i-1].ID {
-				t.Errorf("entry %d: id %d after %d", i, e.ID, entries[i-1].ID)
-			}
-			if e.BalanceAfter != running {
-				t.Errorf("entry %d (%s %v): balance after %v, running sum %v", i, e.Kind, e.Amount, e.BalanceAfter, running)
-			}
-		}
+		CheckRunningSum(t, entries)
 	})
 
 	t.Run("KeyCapAndExpiryRoundTrip", func(t *testing.T) {
@@ -312,4 +301,23 @@ func testHolds(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if reserved("a") != 7 || reserved("b") != 0 {
 		t.Errorf("after drop: a=%v b=%v", reserved("a"), reserved("b"))
 	}
+}
+
+// CheckRunningSum fails unless entries, an account's whole ledger oldest
+// first, have increasing ids and each balance_after is the running sum:
+// posted entries and usage charges share one id order, whichever process
+// wrote them. It returns the sum.
+func CheckRunningSum(t *testing.T, entries []store.LedgerEntry) money.Micros {
+	t.Helper()
+	var running money.Micros
+	for i, e := range entries {
+		running += e.Amount
+		if i > 0 && e.ID <= entries[i-1].ID {
+			t.Errorf("entry %d: id %d after %d", i, e.ID, entries[i-1].ID)
+		}
+		if e.BalanceAfter != running {
+			t.Errorf("entry %d (%s %v): balance after %v, running sum %v", i, e.Kind, e.Amount, e.BalanceAfter, running)
+		}
+	}
+	return running
 }
