@@ -124,3 +124,44 @@ func TestPostgresRevokeReachesEveryReplica(t *testing.T) {
 	}
 	t.Logf("refused by the other replica %v after the revocation", time.Since(revoked).Round(time.Millisecond))
 }
+
+// TestPostgresDeadReplicaLeaseReleased: a replica that died holding a
+// lease on the whole balance (its row in holds, no longer rewritten) keeps
+// it from the others only until it is 5 s old: then they ignore it, and
+// delete it, and the balance is spendable again.
+func TestPostgresDeadReplicaLeaseReleased(t *testing.T) {
+	g1, _ := postgresReplicas(t)
+	p := g1.newPayer("default", 3*budgetCost, 0, time.Time{})
+	st := g1.app.Store()
+	ctx := context.Background()
+	died := time.Now()
+	if err := st.PutHolds(ctx, "gw_dead", map[string]money.Micros{p.accountID: 3 * budgetCost}, died); err != nil {
+		t.Fatal(err)
+	}
+	if code := budgetChat(t, g1, p.secret); code != http.StatusTooManyRequests {
+		t.Fatalf("with a live lease on the whole balance elsewhere: %d, want 429", code)
+	}
+	for budgetChat(t, g1, p.secret) != http.StatusOK {
+		if time.Since(died) > 30*time.Second {
+			t.Fatal("the dead replica's lease still holds the balance after 30 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if waited := time.Since(died); waited < 4*time.Second {
+		t.Errorf("served %v after the lease was written: a live replica's lease was ignored", waited)
+	}
+	for {
+		held, err := st.Reserved(ctx, p.accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held < 3*budgetCost { // the dead replica's row is gone
+			break
+		}
+		if time.Since(died) > 30*time.Second {
+			t.Fatalf("the dead replica's hold is still in the table: %v reserved", held)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("balance spendable again %v after the replica's last write", time.Since(died).Round(100*time.Millisecond))
+}
