@@ -1,0 +1,62 @@
+package main
+
+// A profiling build of modelgate for the many-streams pass (-stream-pprof):
+// the same sources plus one file, added with `go build -overlay` so the
+// repository is not touched, that serves net/http/pprof on the loopback
+// address in MODELGATE_BENCH_PPROF. modelgate itself has no pprof endpoint.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// pprofEnv names the variable the profiling build reads its address from.
+const pprofEnv = "MODELGATE_BENCH_PPROF"
+
+const pprofSource = `package main
+
+import (
+	"net/http"
+	"net/http/pprof"
+	"os"
+)
+
+// Added by the benchmark harness's -stream-pprof build, never committed.
+func init() {
+	addr := os.Getenv("` + pprofEnv + `")
+	if addr == "" {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	go func() { _ = http.ListenAndServe(addr, mux) }()
+}
+`
+
+// pprofOverlay writes, in dir, the overlay that adds pprofSource to
+// ./cmd/modelgate of the module in the current directory, and returns the
+// overlay file's path for go build -overlay.
+func pprofOverlay(dir string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "benchpprof.go")
+	if err := os.WriteFile(src, []byte(pprofSource), 0o600); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(map[string]map[string]string{
+		"Replace": {filepath.Join(wd, "cmd", "modelgate", "zz_benchpprof.go"): src},
+	})
+	if err != nil {
+		return "", err
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlay, b, 0o600); err != nil {
+		return "", fmt.Errorf("writing the pprof overlay: %w", err)
+	}
+	return overlay, nil
+}
