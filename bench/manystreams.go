@@ -327,22 +327,23 @@ func countGoroutines(ctx context.Context, url string) (int, error) {
 	return 0, fmt.Errorf("%s: no goroutine count", url)
 }
 
-// saveProfiles writes the heap and goroutine profiles served under base
-// (a /debug/pprof/ URL's prefix) to prefix-heap.pb.gz and
-// prefix-goroutine.pb.gz, for `go tool pprof`, and the heap profile's text
-// form, with the runtime's memory statistics, to prefix-memstats.txt.
+// saveProfiles writes, from the /debug/ served under base: the runtime's
+// metrics (runtime/metrics, e.g. /gc/stack/starting-size:bytes) to
+// prefix-runtime-metrics.txt; the heap profile's text form, which ends with runtime.MemStats (stacks, heap in
+// use, the GC's goal) as they stand, to prefix-memstats.txt; then, after a
+// collection, so that it shows what is live, the heap profile to
+// prefix-heap.pb.gz; and the goroutine profile to prefix-goroutine.pb.gz
+// (for `go tool pprof`).
 func saveProfiles(ctx context.Context, base, prefix string) {
-	for _, name := range []string{"heap", "goroutine"} {
-		if err := fetchTo(ctx, base+"/debug/pprof/"+name, prefix+"-"+name+".pb.gz"); err != nil {
+	for _, f := range []struct{ path, file string }{
+		{"runtime-metrics", "runtime-metrics.txt"},
+		{"pprof/heap?debug=1", "memstats.txt"}, {"pprof/heap?gc=1", "heap.pb.gz"}, {"pprof/goroutine", "goroutine.pb.gz"},
+	} {
+		if err := fetchTo(ctx, base+"/debug/"+f.path, prefix+"-"+f.file); err != nil {
 			progress("profile: " + err.Error())
 		}
 	}
-	// The text form ends with runtime.MemStats: stacks, heap in use and
-	// released, GC figures.
-	if err := fetchTo(ctx, base+"/debug/pprof/heap?debug=1", prefix+"-memstats.txt"); err != nil {
-		progress("profile: " + err.Error())
-	}
-	progress("profiles saved: " + prefix + "-{heap,goroutine}.pb.gz, " + prefix + "-memstats.txt")
+	progress("profiles saved: " + prefix + "-{runtime-metrics.txt,memstats.txt,heap.pb.gz,goroutine.pb.gz}")
 }
 
 func fetchTo(ctx context.Context, url, path string) error {

@@ -2,7 +2,8 @@ package main
 
 // A profiling build of modelgate for the many-streams pass (-stream-pprof):
 // the same sources plus one file, added with `go build -overlay` so the
-// repository is not touched, that serves net/http/pprof on the loopback
+// repository is not touched, that serves net/http/pprof and the runtime's
+// metrics (runtime/metrics: stack sizes among them) on the loopback
 // address in MODELGATE_BENCH_PPROF. modelgate itself has no pprof endpoint.
 
 import (
@@ -18,9 +19,11 @@ const pprofEnv = "MODELGATE_BENCH_PPROF"
 const pprofSource = `package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime/metrics"
 )
 
 // Added by the benchmark harness's -stream-pprof build, never committed.
@@ -32,6 +35,22 @@ func init() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/runtime-metrics", func(w http.ResponseWriter, _ *http.Request) {
+		descs := metrics.All()
+		samples := make([]metrics.Sample, len(descs))
+		for i := range descs {
+			samples[i].Name = descs[i].Name
+		}
+		metrics.Read(samples)
+		for _, s := range samples {
+			switch s.Value.Kind() {
+			case metrics.KindUint64:
+				fmt.Fprintln(w, s.Name, s.Value.Uint64())
+			case metrics.KindFloat64:
+				fmt.Fprintln(w, s.Name, s.Value.Float64())
+			}
+		}
+	})
 	go func() { _ = http.ListenAndServe(addr, mux) }()
 }
 `

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -27,8 +28,28 @@ func serveStats() (string, error) {
 	})
 	mux.HandleFunc("/debug/pprof/", pprof.Index) // heap, goroutine, allocs, … by name
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/runtime-metrics", runtimeMetrics)
 	go func() { _ = http.Serve(ln, mux) }()
 	return ln.Addr().String(), nil
+}
+
+// runtimeMetrics writes every scalar runtime/metrics sample, a name and a
+// value a line (the same as modelgate's profiling build serves).
+func runtimeMetrics(w http.ResponseWriter, _ *http.Request) {
+	descs := metrics.All()
+	samples := make([]metrics.Sample, len(descs))
+	for i := range descs {
+		samples[i].Name = descs[i].Name
+	}
+	metrics.Read(samples)
+	for _, s := range samples {
+		switch s.Value.Kind() {
+		case metrics.KindUint64:
+			fmt.Fprintln(w, s.Name, s.Value.Uint64())
+		case metrics.KindFloat64:
+			fmt.Fprintln(w, s.Name, s.Value.Float64())
+		}
+	}
 }
 
 // roleAddrs splits a role's first line of output: the address it serves
