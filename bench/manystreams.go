@@ -37,7 +37,7 @@ type streamsRound struct {
 	// Goroutines, from the proxy's stats listener or modelgate's
 	// go_goroutines metric; -1 when unknown.
 	IdleGoroutines int     `json:"idle_goroutines"`
-	PeakGoroutines int     `json:"peak_goroutines"` // the most sampled (every 250 ms)
+	PeakGoroutines int     `json:"peak_goroutines"` // the most sampled (every second)
 	MostOpen       int     `json:"most_open"`       // the most streams open at once, seen by the harness
 	CPUTarget      float64 `json:"cpu_target_us_per_stream"`
 	CPUUpstream    float64 `json:"cpu_upstream_us_per_stream"`
@@ -149,9 +149,18 @@ func measureStreams(ctx context.Context, client *http.Client, s streamsSpec, t s
 		prefix := filepath.Join(pprofDir, fmt.Sprintf("%s-round%d", t.name, round))
 		profile = func() { profileOnce.Do(func() { saveProfiles(ctx, t.pprof, prefix) }) }
 		late := time.AfterFunc(s.Ramp+p.length()*9/10, profile)
+		cpu := make(chan struct{})
+		go func() { // the whole round's CPU profile
+			defer close(cpu)
+			secs := int((s.Ramp + p.length()).Seconds() + 1)
+			if err := fetchTo(ctx, t.pprof+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), prefix+"-cpu.pb.gz"); err != nil {
+				progress("profile: " + err.Error())
+			}
+		}()
 		defer func() {
 			late.Stop()
 			profileOnce.Do(func() {}) // returns once a save under way is over
+			<-cpu
 		}()
 	}
 	var load streamsLoad
@@ -163,7 +172,7 @@ func measureStreams(ctx context.Context, client *http.Client, s streamsSpec, t s
 		defer wg.Done()
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		for {
+		for i := 0; ; i++ {
 			select {
 			case <-done:
 				return
@@ -171,8 +180,10 @@ func measureStreams(ctx context.Context, client *http.Client, s streamsSpec, t s
 			}
 			// Only this goroutine writes these until wg.Wait returns.
 			mostRSS = max(mostRSS, currentRSS(pid))
-			if n, err := countGoroutines(ctx, t.goroutines); err == nil {
-				m.PeakGoroutines = max(m.PeakGoroutines, n)
+			if i%4 == 0 { // a second apart: asking costs the target a little
+				if n, err := countGoroutines(ctx, t.goroutines); err == nil {
+					m.PeakGoroutines = max(m.PeakGoroutines, n)
+				}
 			}
 			open := load.Open()
 			m.MostOpen = max(m.MostOpen, open)
@@ -302,6 +313,7 @@ func countGoroutines(ctx context.Context, url string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set("Accept-Encoding", "identity") // spare the target compressing its metrics
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -327,7 +339,8 @@ func countGoroutines(ctx context.Context, url string) (int, error) {
 	return 0, fmt.Errorf("%s: no goroutine count", url)
 }
 
-// saveProfiles writes, from the /debug/ served under base: the runtime's
+// saveProfiles writes (besides the round's CPU profile, prefix-cpu.pb.gz,
+// which measureStreams takes), from the /debug/ served under base: the runtime's
 // metrics (runtime/metrics, e.g. /gc/stack/starting-size:bytes) to
 // prefix-runtime-metrics.txt; the heap profile's text form, which ends with runtime.MemStats (stacks, heap in
 // use, the GC's goal) as they stand, to prefix-memstats.txt; then, after a
