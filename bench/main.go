@@ -121,6 +121,7 @@ type options struct {
 	StreamPprof  string        `json:"-"`
 	// Where modelgate keeps its state (backend.go).
 	Backend  string `json:"backend"`
+	BuildDir string `json:"build_dir,omitempty"`
 	Postgres string `json:"-"`
 	Redis    string `json:"-"`
 	role     string // hidden: "upstream" or "proxy" when re-executed as a child
@@ -152,6 +153,7 @@ func parseOptions() options {
 	fs.StringVar(&o.Backend, "backend", "sqlite", "modelgate's state: sqlite (a file in the temp dir) or postgres (a database made for the run on -postgres, dropped after it, and Redis at -redis)")
 	fs.StringVar(&o.Postgres, "postgres", "postgres://postgres@127.0.0.1:5432", "-backend postgres: the server, as a postgres:// URL (psql makes and drops the run's database there)")
 	fs.StringVar(&o.Redis, "redis", "redis://127.0.0.1:6379/14", "-backend postgres: modelgate's redis")
+	fs.StringVar(&o.BuildDir, "build-dir", "", "build modelgate from the module in this directory instead of the current one (to measure another build, e.g. an export of an earlier commit, with this harness)")
 	fs.StringVar(&o.role, "role", "", "internal: run as a child process (upstream|proxy)")
 	fs.StringVar(&o.upstream, "upstream", "", "internal: the proxy role's upstream URL")
 	fs.Usage = func() {
@@ -286,11 +288,11 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	progress("building modelgate")
 	var overlay string
 	if many && o.StreamPprof != "" {
-		if overlay, err = pprofOverlay(tmp); err != nil {
+		if overlay, err = pprofOverlay(o.BuildDir, tmp); err != nil {
 			return nil, err
 		}
 	}
-	bin, err := buildModelgate(ctx, tmp, overlay)
+	bin, err := buildModelgate(ctx, o.BuildDir, tmp, overlay)
 	if err != nil {
 		return nil, err
 	}

@@ -56,19 +56,19 @@ func init() {
 `
 
 // pprofOverlay writes, in dir, the overlay that adds pprofSource to
-// ./cmd/modelgate of the module in the current directory, and returns the
-// overlay file's path for go build -overlay.
-func pprofOverlay(dir string) (string, error) {
-	wd, err := os.Getwd()
+// ./cmd/modelgate of the module in src ("": the current directory), and
+// returns the overlay file's path for go build -overlay.
+func pprofOverlay(src, dir string) (string, error) {
+	module, err := filepath.Abs(src)
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "benchpprof.go")
-	if err := os.WriteFile(src, []byte(pprofSource), 0o600); err != nil {
+	file := filepath.Join(dir, "benchpprof.go")
+	if err := os.WriteFile(file, []byte(pprofSource), 0o600); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(map[string]map[string]string{
-		"Replace": {filepath.Join(wd, "cmd", "modelgate", "zz_benchpprof.go"): src},
+		"Replace": {filepath.Join(module, "cmd", "modelgate", "zz_benchpprof.go"): file},
 	})
 	if err != nil {
 		return "", err
