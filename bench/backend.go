@@ -37,28 +37,37 @@ func newBackend(ctx context.Context, kind, dir, pgURL, redisURL string) (*backen
 	default:
 		return nil, fmt.Errorf("-backend %q: want sqlite or postgres", kind)
 	}
-	u, err := url.Parse(pgURL)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		return nil, fmt.Errorf("-postgres %q: want postgres://user@host:port", pgURL)
-	}
 	b := &backend{Name: "postgres", Redis: redisURL, db: fmt.Sprintf("bench_%d", os.Getpid())}
-	q := u.Query()
-	if !q.Has("sslmode") {
-		q.Set("sslmode", "disable")
+	var err error
+	if b.admin, b.Database, err = postgresURLs(pgURL, b.db); err != nil {
+		return nil, err
 	}
-	u.RawQuery = q.Encode()
-	admin := *u
-	if strings.Trim(admin.Path, "/") == "" {
-		admin.Path = "/postgres"
-	}
-	b.admin = admin.String()
-	u.Path = "/" + b.db
-	b.Database = u.String()
 	progress("creating PostgreSQL database " + b.db)
 	if err := b.psql(ctx, "CREATE DATABASE "+b.db); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// postgresURLs returns, for the server at pgURL, the URL psql makes and
+// drops db through (pgURL's own database, else postgres) and db's, both
+// with sslmode=disable unless pgURL says otherwise.
+func postgresURLs(pgURL, db string) (admin, database string, err error) {
+	u, err := url.Parse(pgURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "", "", fmt.Errorf("-postgres %q: want postgres://user@host:port", pgURL)
+	}
+	q := u.Query()
+	if !q.Has("sslmode") {
+		q.Set("sslmode", "disable")
+	}
+	u.RawQuery = q.Encode()
+	a := *u
+	if strings.Trim(a.Path, "/") == "" {
+		a.Path = "/postgres"
+	}
+	u.Path = "/" + db
+	return a.String(), u.String(), nil
 }
 
 // close drops what newBackend made; safe on every backend.

@@ -4,6 +4,8 @@
 // Run it from the repository root:
 //
 //	go run ./bench [-rounds 10] [-duration 3s] [-warmup 1s] [-clients 32] [-only stream] [-log-requests=false] [-json] [-keep]
+//	go run ./bench -only many-streams [-streams 5000 -stream-chunks 20 -stream-gap 500ms] [-stream-ramp 0] [-stream-pprof DIR]
+//	go run ./bench -backend postgres [-postgres postgres://postgres@127.0.0.1:5432] [-redis redis://127.0.0.1:6379/14]
 //
 // In one run, on loopback, it builds modelgate and starts three processes:
 // a mock upstream speaking OpenAI's chat completions and Anthropic's
@@ -67,6 +69,30 @@
 // `perf record -g -p PID`) and match the measured windows printed at the
 // end; -keep leaves the temp dir, with the modelgate binary perf needs for
 // symbols, in place.
+//
+// The many-streams pass (-only many-streams, never part of "all";
+// manystreams.go) is no closed loop: it opens -streams long streams at
+// once (default 5,000; -stream-ramp spreads their starts) through the
+// proxy, then through modelgate, each on a connection of its own, to the
+// mock's paced endpoint, which sends -stream-chunks chunks -stream-gap
+// apart (20 × 500 ms: ~10 s), and reads every one to its end. It reports
+// for each target its peak RSS (VmHWM, reset before the round) against its
+// RSS just before, what one held stream costs ((peak − idle) ÷ streams,
+// in RSS and goroutines: the proxy's from its stats listener, modelgate's
+// from its go_goroutines metric, for which the pass turns its metrics
+// listener on), CPU per stream, the median and p99 time to first byte,
+// and errors; targets: modelgate's peak RSS at most the proxy's, its
+// median time to first byte within 10% of the proxy's. -stream-pprof DIR
+// builds modelgate with a pprof listener (go build -overlay, the
+// repository untouched) and saves both targets' CPU, heap and goroutine
+// profiles and runtime metrics of each round there. Every process needs
+// two file descriptors a stream and some: the harness checks the limit.
+//
+// -backend postgres runs modelgate on a PostgreSQL database made for the
+// run with psql on -postgres (bench_<pid>, dropped afterwards) and Redis at
+// -redis (database 14), the keys made with the CLI against it; the
+// closed-loop passes then compare that modelgate with the same proxy. Redis
+// sees traffic only when a group has limits (-group).
 package main
 
 import (
@@ -502,84 +528,6 @@ func preflight(ctx context.Context, client *http.Client, keys []string, targets 
 		}
 	}
 	return nil
-}
-
-// modelgateConfig is the config file modelgate is started with, its state
-// where be says; usage, when not empty, is its usage section and group its
-// default group (YAML flow mappings); extra is appended as it is.
-func modelgateConfig(listen, upstream string, be *backend, logRequests bool, usage, group, extra string) string {
-	if usage != "" {
-		usage = "usage: " + usage + "\n"
-	}
-	if group == "" {
-		group = `{models: ["*"]}`
-	}
-	if extra != "" {
-		usage += extra + "\n"
-	}
-	return fmt.Sprintf(`listen: %s
-%slog: {level: warn, requests: %t}
-providers:
-  - name: mock
-    type: openai
-    base_url: http://%s/v1
-    api_key: ${MOCK_KEY:-none}
-    models: [%s]
-  - name: anthropic
-    type: anthropic
-    base_url: http://%s
-    api_key: ${MOCK_KEY:-none}
-    models: [%s]
-  - name: paced
-    type: openai
-    base_url: http://%s/paced/v1
-    api_key: ${MOCK_KEY:-none}
-    models: [%s]
-models:
-  - {id: %s, owned_by: anthropic, input: 3, output: 15}
-  - {id: %s, owned_by: openai, input: 0.15, output: 0.6}
-groups:
-  default: %s
-%s`, listen, be.configLines(), logRequests, upstream, model, upstream, claudeModel, upstream, pacedModel,
-		claudeModel, pacedModel, group, usage)
-}
-
-const (
-	systemPrompt = "You are a support assistant for an online hardware store. Answer in the customer's language, " +
-		"be concise and friendly, quote order numbers exactly as given, never invent tracking data or delivery dates, " +
-		"and hand the conversation to a human agent when the customer asks for a refund above 200 EUR or is upset."
-	userPrompt = "Hello, I ordered a cordless drill (order 4471-2290-18) eleven days ago and the tracking page has said " +
-		"\"label created\" since the day after I paid. I need the drill for a renovation that starts next Monday, so I am " +
-		"getting a bit nervous. Could you check whether the parcel has actually left your warehouse, and if it has not, " +
-		"whether you can send it by express at no extra cost? If that is impossible, I would like to know how a " +
-		"cancellation works and how long the refund takes to reach my card. I also bought a set of drill bits in a " +
-		"separate order (4471-2291-02) that arrived fine, so please do not cancel that one. Finally, the invoice lists " +
-		"my old address in the billing section; can it be corrected, or do I need to send you something? Thanks a lot " +
-		"for your help, and sorry for the long message. Best regards, Jana"
-)
-
-func promptBytes() int { return len(systemPrompt) + len(userPrompt) }
-
-// requestBody is the chat request every client sends.
-func requestBody(stream bool) []byte { return chatBody(model, stream) }
-
-// chatBody is the chat request of the benchmark's prompt for model.
-func chatBody(model string, stream bool) []byte {
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	b, err := json.Marshal(struct {
-		Model       string  `json:"model"`
-		Messages    []msg   `json:"messages"`
-		Temperature float64 `json:"temperature"`
-		MaxTokens   int     `json:"max_tokens"`
-		Stream      bool    `json:"stream,omitempty"`
-	}{model, []msg{{"system", systemPrompt}, {"user", userPrompt}}, 0.7, 256, stream})
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 func progress(s string) { fmt.Fprintln(os.Stderr, "bench:", s) }
