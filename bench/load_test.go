@@ -97,7 +97,7 @@ func TestClientAgainstUpstream(t *testing.T) {
 	srv := httptest.NewServer(newUpstream().handler())
 	defer srv.Close()
 	client := newClient(2)
-	ps, _ := selectPasses("non-stream,stream,messages,messages-stream")
+	ps, _, _ := selectPasses("non-stream,stream,messages,messages-stream")
 	for _, p := range ps {
 		s := p.requestFor(target{name: "modelgate"}).spec(srv.URL, []string{"k"})
 		s.Clients, s.Warmup, s.Duration = 2, 20*time.Millisecond, 150*time.Millisecond

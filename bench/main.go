@@ -4,6 +4,8 @@
 // Run it from the repository root:
 //
 //	go run ./bench [-rounds 10] [-duration 3s] [-warmup 1s] [-clients 32] [-only stream] [-log-requests=false] [-json] [-keep]
+//	go run ./bench -only many-streams [-streams 5000 -stream-chunks 20 -stream-gap 500ms] [-stream-ramp 0] [-stream-pprof DIR]
+//	go run ./bench -backend postgres [-postgres postgres://postgres@127.0.0.1:5432] [-redis redis://127.0.0.1:6379/14]
 //
 // In one run, on loopback, it builds modelgate and starts three processes:
 // a mock upstream speaking OpenAI's chat completions and Anthropic's
@@ -67,6 +69,30 @@
 // `perf record -g -p PID`) and match the measured windows printed at the
 // end; -keep leaves the temp dir, with the modelgate binary perf needs for
 // symbols, in place.
+//
+// The many-streams pass (-only many-streams, never part of "all";
+// manystreams.go) is no closed loop: it opens -streams long streams at
+// once (default 5,000; -stream-ramp spreads their starts) through the
+// proxy, then through modelgate, each on a connection of its own, to the
+// mock's paced endpoint, which sends -stream-chunks chunks -stream-gap
+// apart (20 × 500 ms: ~10 s), and reads every one to its end. It reports
+// for each target its peak RSS (VmHWM, reset before the round) against its
+// RSS just before, what one held stream costs ((peak − idle) ÷ streams,
+// in RSS and goroutines: the proxy's from its stats listener, modelgate's
+// from its go_goroutines metric, for which the pass turns its metrics
+// listener on), CPU per stream, the median and p99 time to first byte,
+// and errors; targets: modelgate's peak RSS at most the proxy's, its
+// median time to first byte within 10% of the proxy's. -stream-pprof DIR
+// builds modelgate with a pprof listener (go build -overlay, the
+// repository untouched) and saves both targets' CPU, heap and goroutine
+// profiles and runtime metrics of each round there. Every process needs
+// two file descriptors a stream and some: the harness checks the limit.
+//
+// -backend postgres runs modelgate on a PostgreSQL database made for the
+// run with psql on -postgres (bench_<pid>, dropped afterwards) and Redis at
+// -redis (database 14), the keys made with the CLI against it; the
+// closed-loop passes then compare that modelgate with the same proxy. Redis
+// sees traffic only when a group has limits (-group).
 package main
 
 import (
@@ -80,6 +106,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -110,8 +138,20 @@ type options struct {
 	Usage       string        `json:"usage,omitempty"`
 	Group       string        `json:"group,omitempty"`
 	Extra       string        `json:"extra,omitempty"`
-	role        string        // hidden: "upstream" or "proxy" when re-executed as a child
-	upstream    string        // hidden: the proxy role's upstream URL
+	// The many-streams pass (manystreams.go).
+	Streams      int           `json:"streams,omitempty"`
+	StreamChunks int           `json:"stream_chunks,omitempty"`
+	StreamGap    time.Duration `json:"-"`
+	StreamRamp   time.Duration `json:"-"`
+	StreamRounds int           `json:"stream_rounds,omitempty"`
+	StreamPprof  string        `json:"-"`
+	// Where modelgate keeps its state (backend.go).
+	Backend  string `json:"backend"`
+	BuildDir string `json:"build_dir,omitempty"`
+	Postgres string `json:"-"`
+	Redis    string `json:"-"`
+	role     string // hidden: "upstream" or "proxy" when re-executed as a child
+	upstream string // hidden: the proxy role's upstream URL
 }
 
 func parseOptions() options {
@@ -130,6 +170,16 @@ func parseOptions() options {
 	fs.StringVar(&o.Usage, "usage", "", "modelgate's usage section as a YAML flow mapping, e.g. '{flush_interval: 200ms, batch_size: 1024}' (default: modelgate's defaults)")
 	fs.StringVar(&o.Group, "group", "", "the default group's settings as a YAML flow mapping, e.g. '{models: [\"*\"], limits: {rpm: 1000000, tpm: 1000000000, concurrency: 10000}}' (default: every model, no limits)")
 	fs.StringVar(&o.Extra, "extra", "", "YAML appended to modelgate's config, e.g. 'metrics: {listen: 127.0.0.1:9464}'")
+	fs.IntVar(&o.Streams, "streams", 5000, "many-streams pass: streams held at once through each target")
+	fs.IntVar(&o.StreamChunks, "stream-chunks", 20, "many-streams pass: content chunks of each stream")
+	fs.DurationVar(&o.StreamGap, "stream-gap", 500*time.Millisecond, "many-streams pass: time between a stream's chunks")
+	fs.DurationVar(&o.StreamRamp, "stream-ramp", 0, "many-streams pass: open the streams evenly over this long (0: all at once)")
+	fs.IntVar(&o.StreamRounds, "stream-rounds", 1, "many-streams pass: measure each target this many times, alternating which goes first")
+	fs.StringVar(&o.StreamPprof, "stream-pprof", "", "many-streams pass: build modelgate with a pprof listener and save both targets' heap and goroutine profiles, halfway through each round, in this directory")
+	fs.StringVar(&o.Backend, "backend", "sqlite", "modelgate's state: sqlite (a file in the temp dir) or postgres (a database made for the run on -postgres, dropped after it, and Redis at -redis)")
+	fs.StringVar(&o.Postgres, "postgres", "postgres://postgres@127.0.0.1:5432", "-backend postgres: the server, as a postgres:// URL (psql makes and drops the run's database there)")
+	fs.StringVar(&o.Redis, "redis", "redis://127.0.0.1:6379/14", "-backend postgres: modelgate's redis")
+	fs.StringVar(&o.BuildDir, "build-dir", "", "build modelgate from the module in this directory instead of the current one (to measure another build, e.g. an export of an earlier commit, with this harness)")
 	fs.StringVar(&o.role, "role", "", "internal: run as a child process (upstream|proxy)")
 	fs.StringVar(&o.upstream, "upstream", "", "internal: the proxy role's upstream URL")
 	fs.Usage = func() {
@@ -146,8 +196,9 @@ func parseOptions() options {
 		})
 	}
 	_ = fs.Parse(os.Args[1:])
-	if o.Clients < 1 || o.Rounds < 1 || o.Tenants < 1 || o.Duration <= 0 || o.Warmup < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -clients, -rounds and -tenants must be ≥ 1, -duration > 0, -warmup ≥ 0")
+	if o.Clients < 1 || o.Rounds < 1 || o.Tenants < 1 || o.Duration <= 0 || o.Warmup < 0 ||
+		o.Streams < 1 || o.StreamChunks < 1 || o.StreamGap < 0 || o.StreamRamp < 0 || o.StreamRounds < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -clients, -rounds, -tenants, -streams, -stream-chunks and -stream-rounds must be ≥ 1, -duration > 0, -warmup, -stream-gap and -stream-ramp ≥ 0")
 		os.Exit(2)
 	}
 	return o
@@ -158,7 +209,9 @@ func main() {
 	switch o.role {
 	case "":
 	case "upstream":
-		os.Exit(serveRole(newUpstream().handler()))
+		u := newUpstream()
+		u.pace = pacing{chunks: o.StreamChunks, gap: o.StreamGap}
+		os.Exit(serveRole(u.handler()))
 	case "proxy":
 		h, err := newBareProxy(o.upstream)
 		if err != nil {
@@ -197,15 +250,21 @@ func main() {
 	}
 }
 
-// serveRole serves h on a free loopback port, prints the address as the
-// first line of stdout, and serves until the process is killed.
+// serveRole serves h on a free loopback port, prints the address and its
+// stats listener's (stats.go) as the first line of stdout, and serves
+// until the process is killed.
 func serveRole(h http.Handler) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(ln.Addr().String())
+	stats, err := serveStats()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(ln.Addr().String(), stats)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintln(os.Stderr, srv.Serve(ln))
 	return 1
@@ -230,15 +289,36 @@ func runBench(ctx context.Context, o options) (*report, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	passes, err := selectPasses(o.Only)
+	passes, many, err := selectPasses(o.Only)
 	if err != nil {
 		return nil, err
 	}
+	if many {
+		if err := raiseFileLimit(o.Streams); err != nil {
+			return nil, err
+		}
+		if o.StreamPprof != "" {
+			if err := os.MkdirAll(o.StreamPprof, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	be, err := newBackend(ctx, o.Backend, tmp, o.Postgres, o.Redis)
+	if err != nil {
+		return nil, err
+	}
+	defer be.close() // runs after stopAll
 	var cs children
 	defer cs.stopAll() // runs before RemoveAll
 
 	progress("building modelgate")
-	bin, err := buildModelgate(ctx, tmp)
+	var overlay string
+	if many && o.StreamPprof != "" {
+		if overlay, err = pprofOverlay(o.BuildDir, tmp); err != nil {
+			return nil, err
+		}
+	}
+	bin, err := buildModelgate(ctx, o.BuildDir, tmp, overlay)
 	if err != nil {
 		return nil, err
 	}
@@ -246,20 +326,31 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	up, upAddr, err := cs.start("upstream", filepath.Join(tmp, "upstream.log"), true, self, "-role=upstream")
+	up, upLine, err := cs.start("upstream", filepath.Join(tmp, "upstream.log"), true, nil, self, "-role=upstream",
+		"-stream-chunks="+strconv.Itoa(o.StreamChunks), "-stream-gap="+o.StreamGap.String())
 	if err != nil {
 		return nil, err
 	}
-	px, pxAddr, err := cs.start("proxy", filepath.Join(tmp, "proxy.log"), true, self, "-role=proxy", "-upstream=http://"+upAddr)
+	upAddr, _ := roleAddrs(upLine)
+	px, pxLine, err := cs.start("proxy", filepath.Join(tmp, "proxy.log"), true, nil, self, "-role=proxy", "-upstream=http://"+upAddr)
 	if err != nil {
 		return nil, err
 	}
+	pxAddr, pxStats := roleAddrs(pxLine)
 	mgAddr, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	extra := o.Extra
+	var metricsAddr, pprofAddr string
+	if many && !strings.Contains(extra, "metrics:") { // go_goroutines, for the goroutine count
+		if metricsAddr, err = freePort(); err != nil {
+			return nil, err
+		}
+		extra = strings.TrimSpace(extra + "\nmetrics: {listen: " + metricsAddr + "}")
+	}
 	cfg := filepath.Join(tmp, "modelgate.yaml")
-	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, tmp, o.LogRequests, o.Usage, o.Group, o.Extra)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(modelgateConfig(mgAddr, upAddr, be, o.LogRequests, o.Usage, o.Group, extra)), 0o600); err != nil {
 		return nil, err
 	}
 	keys, err := createKeys(ctx, bin, cfg, o.Tenants)
@@ -274,7 +365,14 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		}
 		mgArgs = append(mgArgs, "--cpuprofile", abs)
 	}
-	mg, _, err := cs.start("modelgate", filepath.Join(tmp, "modelgate.log"), false, bin, mgArgs...)
+	var mgEnv []string
+	if overlay != "" {
+		if pprofAddr, err = freePort(); err != nil {
+			return nil, err
+		}
+		mgEnv = []string{pprofEnv + "=" + pprofAddr}
+	}
+	mg, _, err := cs.start("modelgate", filepath.Join(tmp, "modelgate.log"), false, mgEnv, bin, mgArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -285,45 +383,49 @@ func runBench(ctx context.Context, o options) (*report, error) {
 
 	targets := []target{{"proxy", "http://" + pxAddr, px}, {"modelgate", "http://" + mgAddr, mg}}
 	client := newClient(o.Clients)
-	if err := preflight(ctx, client, keys, targets, passes); err != nil {
+	checks := passes
+	if many {
+		checks = append(slices.Clone(passes), pacedPass())
+	}
+	if err := preflight(ctx, client, keys, targets, checks); err != nil {
 		return nil, err
 	}
 	progress(fmt.Sprintf("modelgate pid %d, proxy pid %d, upstream pid %d; attach a profiler with e.g. `perf record -g -p %d` (windows are printed at the end)",
 		mg.pid(), px.pid(), up.pid(), mg.pid()))
 
 	rep := &report{
-		Machine: machineInfo(), Settings: o, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),
+		Machine: machineInfo(), Settings: o, Backend: be, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),
 		LogLevel: "warn", UsageRecords: true, PromptBytes: promptBytes(), StreamEvents: streamEvents,
 		MessagesStreamEvents: messagesStreamEvents,
 		PIDs:                 map[string]int{"modelgate": mg.pid(), "proxy": px.pid(), "upstream": up.pid()},
 	}
-	res := make([][][]measurement, len(passes)) // [pass][target][round]
-	for p := range passes {
-		res[p] = make([][]measurement, len(targets))
+	res, err := closedLoop(ctx, o, client, keys, targets, passes, up.pid(), mgStarted)
+	if err != nil {
+		return nil, err
 	}
-	for r := 0; r < o.Rounds; r++ {
-		for p, ps := range passes {
-			order := []int{0, 1}
-			if (r+p)%2 == 1 { // alternate who goes first, from pass to pass and round to round
-				order = []int{1, 0}
-			}
-			for _, t := range order {
-				m := measure(ctx, client, o, keys, targets[t], ps, up.pid(), mgStarted)
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				progress(fmt.Sprintf("round %d/%d %-10s %-9s %8.0f req/s  p50 %s  p99 %s  errors %d",
-					r+1, o.Rounds, ps.name, targets[t].name, m.RPS, ms(m.P50), ms(m.P99), m.Errors))
-				res[p][t] = append(res[p][t], m)
-			}
-		}
-	}
-
 	rep.RSSMB = map[string]float64{}
 	for _, c := range []*child{mg, px, up} {
 		if b, err := peakRSS(c.pid()); err == nil {
 			rep.RSSMB[c.name] = float64(b) / 1e6
 		}
+	}
+	if many {
+		client.CloseIdleConnections()
+		pxT := streamsTarget{target: targets[0], url: targets[0].base + pacedPath, goroutines: "http://" + pxStats + "/goroutines"}
+		mgT := streamsTarget{target: targets[1], url: targets[1].base + chatPath}
+		if pxStats != "" && o.StreamPprof != "" {
+			pxT.pprof = "http://" + pxStats
+		}
+		if metricsAddr != "" {
+			mgT.goroutines = "http://" + metricsAddr + "/metrics"
+		}
+		if pprofAddr != "" {
+			mgT.pprof = "http://" + pprofAddr
+		}
+		if rep.ManyStreams, err = runManyStreams(ctx, o, keys[0], up, []streamsTarget{pxT, mgT}); err != nil {
+			return nil, err
+		}
+		rep.ManyStreams.Metrics = metricsAddr != ""
 	}
 	// Stop modelgate gracefully now, so its exit status and log are reported.
 	how := "after SIGTERM"
@@ -343,6 +445,33 @@ func runBench(ctx context.Context, o options) (*report, error) {
 	}
 	rep.build(passes, targets, res)
 	return rep, nil
+}
+
+// closedLoop measures the closed-loop passes round after round and returns
+// the measurements as [pass][target][round].
+func closedLoop(ctx context.Context, o options, client *http.Client, keys []string, targets []target, passes []pass, upPID int, mgStarted time.Time) ([][][]measurement, error) {
+	res := make([][][]measurement, len(passes))
+	for p := range passes {
+		res[p] = make([][]measurement, len(targets))
+	}
+	for r := 0; r < o.Rounds && len(passes) > 0; r++ {
+		for p, ps := range passes {
+			order := []int{0, 1}
+			if (r+p)%2 == 1 { // alternate who goes first, from pass to pass and round to round
+				order = []int{1, 0}
+			}
+			for _, t := range order {
+				m := measure(ctx, client, o, keys, targets[t], ps, upPID, mgStarted)
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				progress(fmt.Sprintf("round %d/%d %-10s %-9s %8.0f req/s  p50 %s  p99 %s  errors %d",
+					r+1, o.Rounds, ps.name, targets[t].name, m.RPS, ms(m.P50), ms(m.P99), m.Errors))
+				res[p][t] = append(res[p][t], m)
+			}
+		}
+	}
+	return res, nil
 }
 
 // measure runs one measurement and the CPU accounting around its window.
@@ -399,75 +528,6 @@ func preflight(ctx context.Context, client *http.Client, keys []string, targets 
 		}
 	}
 	return nil
-}
-
-// modelgateConfig is the config file modelgate is started with; usage, when
-// not empty, is its usage section and group its default group (YAML flow
-// mappings); extra is appended as it is.
-func modelgateConfig(listen, upstream, dir string, logRequests bool, usage, group, extra string) string {
-	if usage != "" {
-		usage = "usage: " + usage + "\n"
-	}
-	if group == "" {
-		group = `{models: ["*"]}`
-	}
-	if extra != "" {
-		usage += extra + "\n"
-	}
-	return fmt.Sprintf(`listen: %s
-database: sqlite:%s
-log: {level: warn, requests: %t}
-providers:
-  - name: mock
-    type: openai
-    base_url: http://%s/v1
-    api_key: ${MOCK_KEY:-none}
-    models: [%s]
-  - name: anthropic
-    type: anthropic
-    base_url: http://%s
-    api_key: ${MOCK_KEY:-none}
-    models: [%s]
-models:
-  - {id: %s, owned_by: anthropic, input: 3, output: 15}
-groups:
-  default: %s
-%s`, listen, filepath.Join(dir, "modelgate.db"), logRequests, upstream, model, upstream, claudeModel, claudeModel, group, usage)
-}
-
-const (
-	systemPrompt = "You are a support assistant for an online hardware store. Answer in the customer's language, " +
-		"be concise and friendly, quote order numbers exactly as given, never invent tracking data or delivery dates, " +
-		"and hand the conversation to a human agent when the customer asks for a refund above 200 EUR or is upset."
-	userPrompt = "Hello, I ordered a cordless drill (order 4471-2290-18) eleven days ago and the tracking page has said " +
-		"\"label created\" since the day after I paid. I need the drill for a renovation that starts next Monday, so I am " +
-		"getting a bit nervous. Could you check whether the parcel has actually left your warehouse, and if it has not, " +
-		"whether you can send it by express at no extra cost? If that is impossible, I would like to know how a " +
-		"cancellation works and how long the refund takes to reach my card. I also bought a set of drill bits in a " +
-		"separate order (4471-2291-02) that arrived fine, so please do not cancel that one. Finally, the invoice lists " +
-		"my old address in the billing section; can it be corrected, or do I need to send you something? Thanks a lot " +
-		"for your help, and sorry for the long message. Best regards, Jana"
-)
-
-func promptBytes() int { return len(systemPrompt) + len(userPrompt) }
-
-// requestBody is the chat request every client sends.
-func requestBody(stream bool) []byte {
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	b, err := json.Marshal(struct {
-		Model       string  `json:"model"`
-		Messages    []msg   `json:"messages"`
-		Temperature float64 `json:"temperature"`
-		MaxTokens   int     `json:"max_tokens"`
-		Stream      bool    `json:"stream,omitempty"`
-	}{model, []msg{{"system", systemPrompt}, {"user", userPrompt}}, 0.7, 256, stream})
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 func progress(s string) { fmt.Fprintln(os.Stderr, "bench:", s) }

@@ -279,22 +279,28 @@ func TestSelectPasses(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
-	for _, c := range []struct{ only, want, err string }{
-		{"", "non-stream,stream", ""},
-		{"stream", "stream", ""},
-		{"all", "non-stream,stream,messages,messages-stream,translated,translated-stream", ""},
-		{"translated-stream, messages,messages", "messages,translated-stream", ""},
-		{"messages,bogus", "", `unknown pass "bogus"`},
+	for _, c := range []struct {
+		only, want string
+		many       bool
+		err        string
+	}{
+		{"", "non-stream,stream", false, ""},
+		{"stream", "stream", false, ""},
+		{"all", "non-stream,stream,messages,messages-stream,translated,translated-stream", false, ""},
+		{"translated-stream, messages,messages", "messages,translated-stream", false, ""},
+		{"many-streams", "", true, ""},
+		{"stream, many-streams", "stream", true, ""},
+		{"messages,bogus", "", false, `unknown pass "bogus"`},
 	} {
-		ps, err := selectPasses(c.only)
+		ps, many, err := selectPasses(c.only)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("-only %q: err %v, want %q", c.only, err, c.err)
 			}
 			continue
 		}
-		if err != nil || names(ps) != c.want {
-			t.Errorf("-only %q: %s, %v; want %s", c.only, names(ps), err, c.want)
+		if err != nil || names(ps) != c.want || many != c.many {
+			t.Errorf("-only %q: %s, many-streams %v, %v; want %s, %v", c.only, names(ps), many, err, c.want, c.many)
 		}
 	}
 	// The translated passes send the proxy the chat pass's request; the
@@ -332,7 +338,7 @@ func TestMessagesThroughProxy(t *testing.T) {
 	}
 	px := httptest.NewServer(h)
 	defer px.Close()
-	ps, _ := selectPasses("messages,messages-stream")
+	ps, _, _ := selectPasses("messages,messages-stream")
 	for _, p := range ps {
 		s := p.requestFor(target{name: "proxy"}).spec(px.URL, []string{"a", "b"})
 		s.Clients, s.Warmup, s.Duration = 2, 10*time.Millisecond, 150*time.Millisecond

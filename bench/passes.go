@@ -89,22 +89,38 @@ func allPasses() []pass {
 	}
 }
 
+// pacedPass is the many-streams pass's request, unstreamed, for the
+// preflight: bench-paced, which modelgate routes to the mock's paced
+// endpoint and the proxy is sent there directly.
+func pacedPass() pass {
+	mg := request{path: chatPath, body: chatBody(pacedModel, false)}
+	px := mg
+	px.path = pacedPath
+	return pass{name: manyStreams, req: mg, proxy: &px}
+}
+
 // defaultPasses are the passes a run without -only measures.
 var defaultPasses = []string{"non-stream", "stream"}
 
-// selectPasses returns the passes -only names: a comma-separated list of
-// pass names, "all" for every pass, or "" for the default two.
-func selectPasses(only string) ([]pass, error) {
+// manyStreams is the name of the many-streams pass (manystreams.go),
+// which -only may name beside the closed-loop passes; "all" leaves it out,
+// since it holds thousands of connections for a while.
+const manyStreams = "many-streams"
+
+// selectPasses returns the closed-loop passes -only names (a
+// comma-separated list of pass names, "all" for every closed-loop pass, or
+// "" for the default two) and whether it names the many-streams pass.
+func selectPasses(only string) ([]pass, bool, error) {
 	all := allPasses()
 	names := defaultPasses
 	switch only = strings.TrimSpace(only); only {
 	case "":
 	case "all":
-		return all, nil
+		return all, false, nil
 	default:
 		names = strings.Split(only, ",")
 	}
-	var known []string
+	known := []string{manyStreams}
 	for _, p := range all {
 		known = append(known, p.name)
 	}
@@ -112,7 +128,7 @@ func selectPasses(only string) ([]pass, error) {
 	for _, n := range names {
 		n = strings.TrimSpace(n)
 		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("-only %q: unknown pass %q; want all or a comma-separated list of %s", only, n, strings.Join(known, ", "))
+			return nil, false, fmt.Errorf("-only %q: unknown pass %q; want all or a comma-separated list of %s", only, n, strings.Join(known, ", "))
 		}
 		want[n] = true
 	}
@@ -122,7 +138,7 @@ func selectPasses(only string) ([]pass, error) {
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out, want[manyStreams], nil
 }
 
 // messagesBody is the Messages request of the chat pass's prompt: the

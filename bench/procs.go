@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,16 +49,23 @@ type children struct {
 	list []*child
 }
 
-// start runs name with args in a new process group that is killed if the
-// harness dies. With readAddr, the child's first stdout line (its listen
-// address) is returned.
-func (cs *children) start(name, logPath string, readAddr bool, bin string, args ...string) (*child, string, error) {
+// start runs name with args, and env added to the harness's environment,
+// in a new process group that is killed if the harness dies, in the
+// directory of its log (the temp dir: whatever a child makes of relative
+// paths, such as modelgate's default data directory next to a PostgreSQL
+// database, stays there). With readAddr, the child's first stdout line
+// (its listen address) is returned.
+func (cs *children) start(name, logPath string, readAddr bool, env []string, bin string, args ...string) (*child, string, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, "", err
 	}
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = filepath.Dir(logPath)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stdout io.Reader
@@ -128,11 +136,16 @@ func (cs *children) stopAll() {
 	}
 }
 
-// buildModelgate compiles ./cmd/modelgate of the module in the current
-// directory into dir.
-func buildModelgate(ctx context.Context, dir string) (string, error) {
+// buildModelgate compiles ./cmd/modelgate of the module in src ("": the
+// current directory) into dir, with go build's -overlay file when not "".
+func buildModelgate(ctx context.Context, src, dir, overlay string) (string, error) {
 	out := dir + "/modelgate"
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/modelgate")
+	args := []string{"build", "-o", out}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/modelgate")...)
+	cmd.Dir = src
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/modelgate (run the harness from the repository root): %w", err)
@@ -167,6 +180,7 @@ func createKeys(ctx context.Context, bin, config string, n int) ([]string, error
 func createKey(ctx context.Context, bin, config, account string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "keys", "create", "--group", "default", "--account", account, "--name", "bench", "--config", config)
+	cmd.Dir = filepath.Dir(config) // as modelgate's (see start)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("modelgate keys create: %w: %s", err, strings.TrimSpace(stderr.String()))
@@ -177,6 +191,7 @@ func createKey(ctx context.Context, bin, config, account string) (string, error)
 	}
 	stderr.Reset()
 	credit := exec.CommandContext(ctx, bin, "accounts", "credit", account, "1000000", "--config", config)
+	credit.Dir = cmd.Dir
 	credit.Stderr = &stderr
 	if err := credit.Run(); err != nil {
 		return "", fmt.Errorf("modelgate accounts credit: %w: %s", err, strings.TrimSpace(stderr.String()))
@@ -247,18 +262,22 @@ func logLines(path string, n int) []string {
 }
 
 // peakRSS returns a process's peak resident set size (VmHWM) in bytes.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return procStatus(pid, "VmHWM:") }
+
+// procStatus returns a kB figure of /proc/PID/status (field is its name
+// with the colon, e.g. "VmRSS:") in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/" + strconv.Itoa(pid) + "/status")
+	return 0, errors.New("no " + field + " in /proc/" + strconv.Itoa(pid) + "/status")
 }
 
 // clockTick is USER_HZ, the unit of /proc/PID/stat times; 100 on every

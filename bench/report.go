@@ -75,6 +75,7 @@ type check struct {
 type report struct {
 	Machine              machine             `json:"machine"`
 	Settings             options             `json:"settings"`
+	Backend              *backend            `json:"backend"`
 	DurationS            float64             `json:"duration_s"`
 	WarmupS              float64             `json:"warmup_s"`
 	LogLevel             string              `json:"modelgate_log_level"`
@@ -84,7 +85,8 @@ type report struct {
 	MessagesStreamEvents int                 `json:"messages_stream_events"` // events of the mock's Messages streams
 	PIDs                 map[string]int      `json:"pids"`
 	Passes               []passReport        `json:"passes"`
-	RSSMB                map[string]float64  `json:"peak_rss_mb"`
+	RSSMB                map[string]float64  `json:"peak_rss_mb"` // after the closed-loop passes, before many-streams
+	ManyStreams          *streamsReport      `json:"many_streams,omitempty"`
 	Checks               []check             `json:"checks"`
 	Errors               int                 `json:"errors"`
 	FirstErrors          []string            `json:"first_errors,omitempty"`
@@ -147,9 +149,22 @@ func (rep *report) build(passes []pass, targets []target, res [][][]measurement)
 		rep.Checks = append(rep.Checks, check{Name: ps.name + " p99 latency added", Pass: pr.AddedP99ms < maxAddedP99ms,
 			Got: fmt.Sprintf("%.2f ms", pr.AddedP99ms), Want: fmt.Sprintf("< %.0f ms", maxAddedP99ms)})
 	}
-	rss, ok := rep.RSSMB["modelgate"]
-	rep.Checks = append(rep.Checks, check{Name: "modelgate peak RSS (VmHWM)", Pass: ok && rss < maxRSSBytes/1e6,
-		Got: fmt.Sprintf("%.1f MB", rss), Want: fmt.Sprintf("< %.0f MB", maxRSSBytes/1e6)})
+	if len(passes) > 0 {
+		rss, ok := rep.RSSMB["modelgate"]
+		rep.Checks = append(rep.Checks, check{Name: "modelgate peak RSS (VmHWM)", Pass: ok && rss < maxRSSBytes/1e6,
+			Got: fmt.Sprintf("%.1f MB", rss), Want: fmt.Sprintf("< %.0f MB", maxRSSBytes/1e6)})
+	}
+	if ms := rep.ManyStreams; ms != nil {
+		rep.Checks = append(rep.Checks, ms.checks()...)
+		for _, r := range ms.Rounds {
+			rep.Errors += r.Errors
+			for _, e := range r.FirstErrors {
+				if len(rep.FirstErrors) < maxErrorTexts {
+					rep.FirstErrors = append(rep.FirstErrors, fmt.Sprintf("many-streams round %d %s: %s", r.Round, r.Target, e))
+				}
+			}
+		}
+	}
 }
 
 func (rep *report) print(out io.Writer) {
@@ -158,8 +173,11 @@ func (rep *report) print(out io.Writer) {
 	if m.CPUModel != "" {
 		fmt.Fprintf(out, ", %s", m.CPUModel)
 	}
-	fmt.Fprintf(out, "\nsettings: %d clients, %gs measured after %gs warm-up, %d round(s) (median reported), prompt %d B of text\n",
-		s.Clients, rep.DurationS, rep.WarmupS, s.Rounds, rep.PromptBytes)
+	fmt.Fprint(out, "\nsettings: ")
+	if len(rep.Passes) > 0 {
+		fmt.Fprintf(out, "%d clients, %gs measured after %gs warm-up, %d round(s) (median reported), ", s.Clients, rep.DurationS, rep.WarmupS, s.Rounds)
+	}
+	fmt.Fprintf(out, "prompt %d B of text\n", rep.PromptBytes)
 	if s.Tenants > 1 {
 		fmt.Fprintf(out, "          requests spread over %d accounts with a key each, every client taking the keys in turn\n", s.Tenants)
 	}
@@ -172,6 +190,12 @@ func (rep *report) print(out io.Writer) {
 	if s.Extra != "" {
 		fmt.Fprintf(out, "          modelgate's config also has: %s\n", s.Extra)
 	}
+	if b := rep.Backend; b != nil && b.Name != "sqlite" {
+		fmt.Fprintf(out, "          modelgate's state: %s %s, redis %s\n", b.Name, b.Database, b.Redis)
+	}
+	if ms := rep.ManyStreams; ms != nil && ms.Metrics {
+		fmt.Fprintln(out, "          modelgate's metrics listener on (for go_goroutines), added by the many-streams pass")
+	}
 	fmt.Fprintf(out, "          modelgate log level %s, request logging %t, usage records on; streams carry %d data events",
 		rep.LogLevel, s.LogRequests, rep.StreamEvents)
 	if slices.ContainsFunc(rep.Passes, func(p passReport) bool { return strings.HasPrefix(p.Pass, "messages") }) {
@@ -179,6 +203,48 @@ func (rep *report) print(out io.Writer) {
 	}
 	fmt.Fprint(out, "\n\n")
 
+	if len(rep.Passes) > 0 {
+		rep.printClosedLoop(out)
+	}
+	if rep.ManyStreams != nil {
+		rep.ManyStreams.print(out)
+	}
+	fmt.Fprintf(out, "peak RSS (VmHWM): modelgate %.1f MB, proxy %.1f MB, upstream %.1f MB",
+		rep.RSSMB["modelgate"], rep.RSSMB["proxy"], rep.RSSMB["upstream"])
+	if rep.ManyStreams != nil {
+		fmt.Fprint(out, " before the many-streams pass")
+	}
+	fmt.Fprintf(out, "\nmodelgate: %s", rep.ModelgateExit)
+	if len(rep.Logs["modelgate"]) == 0 {
+		fmt.Fprint(out, "; nothing logged at warn or above")
+	}
+	fmt.Fprintln(out)
+	for _, name := range []string{"modelgate", "proxy", "upstream"} {
+		if lines := rep.Logs[name]; len(lines) > 0 {
+			fmt.Fprintf(out, "%s stderr (last lines):\n    %s\n", name, strings.Join(lines, "\n    "))
+		}
+	}
+	if len(rep.Passes) > 0 {
+		rep.printWindows(out)
+	}
+	fmt.Fprintln(out, "\ntargets:")
+	for _, c := range rep.Checks {
+		verdict := "PASS"
+		if !c.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(out, "  %s  %-56s %s (want %s)\n", verdict, c.Name, c.Got, c.Want)
+	}
+	if rep.Errors > 0 {
+		fmt.Fprintf(out, "\n%d requests FAILED; first errors:\n", rep.Errors)
+		for _, e := range rep.FirstErrors {
+			fmt.Fprintln(out, "  "+e)
+		}
+	}
+}
+
+// printClosedLoop prints the closed-loop passes' table and comparisons.
+func (rep *report) printClosedLoop(out io.Writer) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "pass\ttarget\treq/s\tp50\tp99\tTTFB p50\terrors\tCPU µs/req: target\tupstream\tloadgen\tsyscalls/req\tmachine idle\tsteal\t")
 	for _, p := range rep.Passes {
@@ -210,19 +276,11 @@ func (rep *report) print(out io.Writer) {
 	if slices.ContainsFunc(rep.Passes, func(p passReport) bool { return strings.HasPrefix(p.Pass, "translated") }) {
 		fmt.Fprintln(out, "translated passes: the proxy cannot translate, so their proxy figures are its chat passes' (the same chat request, measured in the same rounds)")
 	}
-	fmt.Fprintf(out, "peak RSS (VmHWM): modelgate %.1f MB, proxy %.1f MB, upstream %.1f MB\n",
-		rep.RSSMB["modelgate"], rep.RSSMB["proxy"], rep.RSSMB["upstream"])
-	fmt.Fprintf(out, "modelgate: %s", rep.ModelgateExit)
-	if len(rep.Logs["modelgate"]) == 0 {
-		fmt.Fprint(out, "; nothing logged at warn or above")
-	}
-	fmt.Fprintln(out)
-	for _, name := range []string{"modelgate", "proxy", "upstream"} {
-		if lines := rep.Logs[name]; len(lines) > 0 {
-			fmt.Fprintf(out, "%s stderr (last lines):\n    %s\n", name, strings.Join(lines, "\n    "))
-		}
-	}
+}
 
+// printWindows prints when each closed-loop window was measured, to match
+// a profile taken of the whole run.
+func (rep *report) printWindows(out io.Writer) {
 	fmt.Fprintf(out, "\nfor profiling: modelgate pid %d; measured windows (s since modelgate started):\n", rep.PIDs["modelgate"])
 	type window struct {
 		m     measurement
@@ -240,19 +298,5 @@ func (rep *report) print(out io.Writer) {
 	for _, w := range ws {
 		fmt.Fprintf(out, "  %s %s – %s  (+%.1fs – +%.1fs)\n", w.label,
 			w.m.Start.Format("15:04:05.000"), w.m.End.Format("15:04:05.000"), w.m.SinceStart[0], w.m.SinceStart[1])
-	}
-	fmt.Fprintln(out, "\ntargets:")
-	for _, c := range rep.Checks {
-		verdict := "PASS"
-		if !c.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(out, "  %s  %-56s %s (want %s)\n", verdict, c.Name, c.Got, c.Want)
-	}
-	if rep.Errors > 0 {
-		fmt.Fprintf(out, "\n%d requests FAILED; first errors:\n", rep.Errors)
-		for _, e := range rep.FirstErrors {
-			fmt.Fprintln(out, "  "+e)
-		}
 	}
 }

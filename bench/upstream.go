@@ -4,7 +4,8 @@ package main
 // what a real server must (read and parse the request body, answer with a
 // realistic chat.completion or chat.completion.chunk stream) and nothing
 // slower, so that the measured cost is the proxies' and not its own. It
-// also answers Anthropic's Messages API (messages.go).
+// also answers Anthropic's Messages API (messages.go) and serves paced
+// streams, a gap between chunks (paced.go).
 
 import (
 	"bytes"
@@ -57,10 +58,11 @@ type upstream struct {
 	content []byte // the whole answer as a JSON string, for non-stream responses
 	chunks  [streamContentChunks][]byte
 	msg     *messagesMock
+	pace    pacing // of the streams served at pacedPath
 }
 
 func newUpstream() *upstream {
-	u := &upstream{}
+	u := &upstream{pace: pacing{chunks: 20, gap: 500 * time.Millisecond}}
 	var all []byte
 	for i, w := range completionWords {
 		all = append(all, w...)
@@ -75,6 +77,7 @@ func (u *upstream) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", u.chat)
 	mux.HandleFunc("POST /v1/messages", u.messages)
+	mux.HandleFunc("POST "+pacedPath, u.paced(u.pace))
 	return mux
 }
 
@@ -84,28 +87,9 @@ func jsonString(s string) []byte {
 }
 
 func (u *upstream) chat(w http.ResponseWriter, r *http.Request) {
-	in := bodyPool.Get().(*bytes.Buffer)
-	in.Reset()
-	defer bodyPool.Put(in)
-	var req chatRequest
-	if _, err := in.ReadFrom(r.Body); err != nil {
-		badRequest(w, "reading the body failed")
+	req, c, ok := u.readChat(w, r)
+	if !ok {
 		return
-	}
-	if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.Model == "" || len(req.Messages) == 0 {
-		badRequest(w, "invalid request body")
-		return
-	}
-	promptTokens := 0
-	for _, m := range req.Messages {
-		promptTokens += (len(m.Content) + 3) / 4
-	}
-	c := completion{
-		id:      "chatcmpl-bench" + strconv.FormatUint(u.seq.Add(1), 10),
-		created: time.Now().Unix(),
-		model:   jsonString(req.Model),
-		prompt:  promptTokens,
-		answer:  (len(u.content) + 1) / 4,
 	}
 	out := outPool.Get().(*[]byte)
 	defer outPool.Put(out)
@@ -147,6 +131,35 @@ func (u *upstream) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	send([]byte("data: [DONE]\n\n"))
+}
+
+// readChat reads and checks a chat request and returns it with the
+// completion that answers it; it answers 400 itself and returns false when
+// the request is not one.
+func (u *upstream) readChat(w http.ResponseWriter, r *http.Request) (chatRequest, completion, bool) {
+	in := bodyPool.Get().(*bytes.Buffer)
+	in.Reset()
+	defer bodyPool.Put(in)
+	var req chatRequest
+	if _, err := in.ReadFrom(r.Body); err != nil {
+		badRequest(w, "reading the body failed")
+		return req, completion{}, false
+	}
+	if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.Model == "" || len(req.Messages) == 0 {
+		badRequest(w, "invalid request body")
+		return req, completion{}, false
+	}
+	promptTokens := 0
+	for _, m := range req.Messages {
+		promptTokens += (len(m.Content) + 3) / 4
+	}
+	return req, completion{
+		id:      "chatcmpl-bench" + strconv.FormatUint(u.seq.Add(1), 10),
+		created: time.Now().Unix(),
+		model:   jsonString(req.Model),
+		prompt:  promptTokens,
+		answer:  (len(u.content) + 1) / 4,
+	}, true
 }
 
 func badRequest(w http.ResponseWriter, msg string) {
@@ -195,8 +208,9 @@ func (u *upstream) appendCompletion(b []byte, c *completion) []byte {
 	return append(b, "}\n"...)
 }
 
-// appendChunk appends one "data: {chunk}\n\n" event: content piece i, or
-// the finish chunk when i < 0. Like OpenAI, chunks carry "usage":null when
+// appendChunk appends one "data: {chunk}\n\n" event: content piece i (the
+// pieces repeat past the 20th, for paced streams), or the finish chunk
+// when i < 0. Like OpenAI, chunks carry "usage":null when
 // the client asked for a usage chunk.
 func (u *upstream) appendChunk(b []byte, c *completion, i int, usage bool) []byte {
 	b = append(b, "data: "...)
@@ -208,7 +222,7 @@ func (u *upstream) appendChunk(b []byte, c *completion, i int, usage bool) []byt
 		b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":null}]`...)
 	case i > 0:
 		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-		b = append(b, u.chunks[i]...)
+		b = append(b, u.chunks[i%len(u.chunks)]...)
 		b = append(b, `},"logprobs":null,"finish_reason":null}]`...)
 	default:
 		b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]`...)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/tokenize"
@@ -32,4 +33,49 @@ func TestDeliveredCountsWithBoundedMemory(t *testing.T) {
 	var none *Delivered // no billing: nothing to record
 	none.Add([]byte(`{}`))
 	none.Release()
+}
+
+// Chat chunks are kept from their top-level "choices" on when they start
+// as the stream's first did, and whole otherwise; either way the count is
+// that of every chunk's text.
+func TestDeliveredKeepsChatChunksFromChoices(t *testing.T) {
+	tok := tokenize.NewSet().For("o200k")
+	chunk := func(head, text string) string {
+		return `{` + head + `"choices":[{"index":0,"delta":{"content":"` + text + `"}}],"usage":null}`
+	}
+	same := `"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",`
+	for _, tc := range []struct {
+		name    string
+		chunks  []string
+		trimmed []bool // which chunks are kept from "choices" on
+	}{
+		{"same head", []string{chunk(same, " one"), chunk(same, " two"), chunk(same, " three")}, []bool{false, true, true}},
+		{"head changes", []string{chunk(same, " one"), chunk(`"id":"chatcmpl-2",`, " two"), chunk(same, " three")}, []bool{false, false, true}},
+		{"choices in a string first", []string{chunk(`"id":"\"choices\":[{\"delta\":{\"content\":\"no\"}}]",`, " one"),
+			chunk(`"id":"\"choices\":[{\"delta\":{\"content\":\"no\"}}]",`, " two")}, []bool{false, true}},
+		{"no choices first", []string{`{"id":"x","object":"chat.completion.chunk"}`, chunk(same, " one"), chunk(same, " two")}, []bool{false, false, false}},
+		{"choices first", []string{chunk("", " one"), chunk("", " two")}, []bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tok.NewStream()
+			d := &Delivered{tok: tok}
+			wantKept := 0
+			for i, c := range tc.chunks {
+				AddText(want, []byte(c), "delta")
+				d.Add([]byte(c))
+				if tc.trimmed[i] {
+					wantKept += 1 + len(c) - strings.LastIndex(c, `"choices":[{"index"`)
+				} else {
+					wantKept += len(c)
+				}
+			}
+			if kept := len(*d.raw); kept != wantKept {
+				t.Errorf("kept %d bytes, want %d", kept, wantKept)
+			}
+			if got := d.Tokens(); got != int64(want.Tokens()) {
+				t.Errorf("%d tokens, want %d", got, want.Tokens())
+			}
+			d.Release()
+		})
+	}
 }

@@ -1,7 +1,8 @@
 // Package sse reads and writes Server-Sent Events streams, the framing every
 // streaming vendor API uses. The reader keeps only the unfinished tail of the
-// stream in memory, handles events far larger than bufio.Scanner's 64 KiB
-// default, and bounds a single event so an endless line cannot exhaust memory.
+// stream in memory (and no buffer at all while it waits for the next event),
+// handles events far larger than bufio.Scanner's 64 KiB default, and bounds a
+// single event so an endless line cannot exhaust memory.
 package sse
 
 import (
@@ -28,8 +29,16 @@ type Event struct {
 }
 
 // Reader decodes events from a stream.
+//
+// It holds a read buffer only while bytes of the stream are in it: when
+// everything read has been consumed, the next read waits for one byte
+// without a buffer, and only then takes one from a pool. A gateway holding
+// thousands of streams, each waiting most of its life for the vendor's
+// next token, so keeps a buffer for none of the waiting ones (16 KiB each,
+// where everything else a held stream costs is about 40 KiB).
 type Reader struct {
-	br       *bufio.Reader
+	br       *bufio.Reader // nil while nothing is buffered
+	src      source
 	maxEvent int
 	line     []byte // reassembly buffer for lines longer than br's buffer
 	data     []byte
@@ -37,11 +46,42 @@ type Reader struct {
 	hasData  bool
 }
 
-// readers recycles readers and their buffers: a gateway opens thousands of
-// streams a second, and a fresh 16 KiB buffer for each is pure GC work.
-var readers = sync.Pool{New: func() any {
-	return &Reader{br: bufio.NewReaderSize(nil, 16<<10)}
-}}
+// bufferSize is the read buffer's: an upstream read that brings a burst of
+// events (a fast vendor, or a slow client that let them queue) takes them
+// in one pass through the HTTP body's layers.
+const bufferSize = 16 << 10
+
+// readers recycles readers, and buffers their read buffers: a gateway opens
+// thousands of streams a second, and a fresh 16 KiB buffer for each is pure
+// GC work.
+var (
+	readers = sync.Pool{New: func() any { return new(Reader) }}
+	buffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufferSize) }}
+)
+
+// source is what the read buffer reads: the byte a wait brought, if any
+// (and the error that came with it), then the stream.
+type source struct {
+	r   io.Reader
+	one [1]byte // a field, not a local: a local passed to Read would escape
+	has bool
+	err error
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	switch {
+	case len(p) == 0:
+		return 0, nil
+	case s.has:
+		p[0], s.has = s.one[0], false
+		return 1, nil
+	case s.err != nil:
+		err := s.err
+		s.err = nil
+		return 0, err
+	}
+	return s.r.Read(p)
+}
 
 // NewReader reads events from r; maxEvent <= 0 means DefaultMaxEvent. Call
 // Release when done with it.
@@ -50,15 +90,50 @@ func NewReader(r io.Reader, maxEvent int) *Reader {
 		maxEvent = DefaultMaxEvent
 	}
 	rd := readers.Get().(*Reader)
-	rd.br.Reset(r)
+	rd.src = source{r: r}
 	rd.maxEvent = maxEvent
 	return rd
+}
+
+// buffer makes sure a read buffer holds bytes of the stream before a read
+// from it: with nothing buffered, it gives the buffer back, waits for the
+// stream's next byte without one, and then takes one.
+func (r *Reader) buffer() error {
+	if r.br != nil {
+		if r.br.Buffered() > 0 {
+			return nil
+		}
+		r.dropBuffer()
+	}
+	for range 100 { // as bufio gives up on a reader that returns nothing
+		n, err := r.src.r.Read(r.src.one[:])
+		if n > 0 {
+			r.src.has, r.src.err = true, err
+			r.br = buffers.Get().(*bufio.Reader)
+			r.br.Reset(&r.src)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return io.ErrNoProgress
+}
+
+// dropBuffer gives the read buffer back to the pool.
+func (r *Reader) dropBuffer() {
+	if r.br != nil {
+		r.br.Reset(nil)
+		buffers.Put(r.br)
+		r.br = nil
+	}
 }
 
 // Release returns the reader to the pool; neither it nor any Event.Data it
 // returned may be used afterwards.
 func (r *Reader) Release() {
-	r.br.Reset(nil)
+	r.dropBuffer()
+	r.src = source{}
 	if cap(r.line) > 64<<10 {
 		r.line = nil // do not keep one huge event's buffer forever
 	}
@@ -77,6 +152,9 @@ func (r *Reader) Release() {
 // rest. It looks at the buffered bytes' end first: upstreams write whole
 // events, so the buffer almost always ends with one.
 func (r *Reader) Buffered() bool {
+	if r.br == nil {
+		return false
+	}
 	n := r.br.Buffered()
 	if n == 0 {
 		return false
@@ -101,7 +179,11 @@ func (r *Reader) Next() (Event, error) {
 	r.data = r.data[:0]
 	r.typ, r.id, r.hasData = "", "", false
 	for {
-		line, err := r.readLine()
+		err := r.buffer() // a line is read from a buffer holding bytes of it
+		var line []byte
+		if err == nil {
+			line, err = r.readLine()
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && r.hasData {
 				return r.event(), nil
@@ -147,6 +229,9 @@ func dataValue(line []byte) ([]byte, bool) {
 // without reading (which could move the buffer's contents and so the line
 // just returned by readLine).
 func (r *Reader) blankNext() bool {
+	if r.br == nil {
+		return false
+	}
 	b, _ := r.br.Peek(min(r.br.Buffered(), 2))
 	switch {
 	case len(b) >= 1 && b[0] == '\n':
@@ -190,7 +275,7 @@ func (r *Reader) field(line []byte) error {
 }
 
 // readLine returns the next line without its "\n" or "\r\n". The slice is
-// valid until the next call.
+// valid until the next call. A buffer holds bytes of the stream (buffer).
 func (r *Reader) readLine() ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err == nil {

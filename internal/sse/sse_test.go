@@ -3,6 +3,7 @@ package sse
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -66,10 +67,17 @@ func TestReader(t *testing.T) {
 			if err != nil || !equal(got, tc.want) {
 				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
 			}
-			// One byte at a time must give the same events.
-			got, err = readAll(NewReader(iotest.OneByteReader(strings.NewReader(tc.in)), 0))
-			if err != nil || !equal(got, tc.want) {
-				t.Fatalf("one byte at a time: got %v, %v; want %v", got, err, tc.want)
+			// One byte at a time, or the last bytes with io.EOF, must
+			// give the same events.
+			for name, r := range map[string]io.Reader{
+				"one byte at a time": iotest.OneByteReader(strings.NewReader(tc.in)),
+				"data with EOF":      iotest.DataErrReader(strings.NewReader(tc.in)),
+				"half reads":         iotest.HalfReader(strings.NewReader(tc.in)),
+			} {
+				got, err = readAll(NewReader(r, 0))
+				if err != nil || !equal(got, tc.want) {
+					t.Fatalf("%s: got %v, %v; want %v", name, got, err, tc.want)
+				}
 			}
 		})
 	}
@@ -185,4 +193,77 @@ func TestReaderDataInPlace(t *testing.T) {
 		}
 		r.Release()
 	}
+}
+
+// watchedReader serves parts, one per read, and notes for each read how
+// much the reader asked for and whether it held a read buffer meanwhile.
+type watchedReader struct {
+	parts []string
+	rd    *Reader
+	reads []string
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	held := "buffer"
+	if w.rd.br == nil {
+		held = "none"
+	}
+	w.reads = append(w.reads, held+":"+strconv.Itoa(min(len(p), 2)))
+	if len(w.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, w.parts[0])
+	if w.parts[0] = w.parts[0][n:]; w.parts[0] == "" {
+		w.parts = w.parts[1:]
+	}
+	return n, nil
+}
+
+// A reader with nothing buffered waits for the next byte without a read
+// buffer (a held stream waits most of its life), and takes one only once
+// a byte has come; an event split over reads keeps its buffer until whole.
+func TestReaderWaitsWithoutBuffer(t *testing.T) {
+	w := &watchedReader{parts: []string{"data: a\n\ndata: b\n\n", "data: c", "\n\n"}}
+	r := NewReader(w, 0)
+	w.rd = r
+	got, err := readAll(r)
+	if err != nil || !equal(got, []ev{{"", "", "a"}, {"", "", "b"}, {"", "", "c"}}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	want := []string{
+		"none:1",   // waits for a and b
+		"buffer:2", // the rest of a and b
+		"none:1",   // a and b consumed: waits for c without a buffer
+		"buffer:2", // the rest of "data: c", in the buffer
+		"buffer:2", // c's end: the buffer holds the unfinished line meanwhile
+		"none:1",   // c consumed: waits, and finds the end
+	}
+	if strings.Join(w.reads, " ") != strings.Join(want, " ") {
+		t.Errorf("reads %v, want %v", w.reads, want)
+	}
+	if r.br != nil {
+		t.Error("the reader kept a buffer at the stream's end")
+	}
+	r.Release()
+}
+
+// An error that comes with the byte a wait brought is returned after it.
+func TestReaderErrorWithWaitedByte(t *testing.T) {
+	boom := errors.New("boom")
+	r := NewReader(io.MultiReader(strings.NewReader("data: a\n\n"), &byteThenErr{b: 'd', err: boom}), 0)
+	got, err := readAll(r)
+	if len(got) != 1 || !errors.Is(err, boom) {
+		t.Fatalf("got %v, %v; want one event, then boom", got, err)
+	}
+}
+
+// byteThenErr returns one byte together with an error.
+type byteThenErr struct {
+	b   byte
+	err error
+}
+
+func (e *byteThenErr) Read(p []byte) (int, error) {
+	p[0] = e.b
+	return 1, e.err
 }

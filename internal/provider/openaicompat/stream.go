@@ -86,6 +86,12 @@ func (s *stream) Next() bool {
 		return false
 	}
 	sp := s.spans[:] // a field: the checker keeps it, so a local would escape
+	if s.buf != nil && !s.Buffered() {
+		// The next event is not here yet: the last chunk is done with (the
+		// caller's hold on it ends with this call), and a stream waiting
+		// for its vendor holds no chunk buffer meanwhile.
+		s.putBuf()
+	}
 	for {
 		ev, err := s.R.Next()
 		if err != nil {
@@ -214,13 +220,18 @@ const maxPooledChunk = 64 << 10
 // stream; Chunk is empty afterwards.
 func (s *stream) Close() error {
 	s.check.Release()
+	s.putBuf()
+	return s.SSEBody.Close()
+}
+
+// putBuf gives the chunk buffer back to the pool; Chunk is empty afterwards.
+func (s *stream) putBuf() {
 	if p := s.buf; p != nil {
 		*p, s.buf, s.chunk = s.chunk[:0], nil, nil
 		if cap(*p) <= maxPooledChunk {
 			chunkPool.Put(p)
 		}
 	}
-	return s.SSEBody.Close()
 }
 
 func (s *stream) Chunk() []byte                 { return s.chunk }
