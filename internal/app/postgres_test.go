@@ -138,7 +138,9 @@ func TestPostgresDeadReplicaLeaseReleased(t *testing.T) {
 	if err := st.PutHolds(ctx, "gw_dead", map[string]money.Micros{p.accountID: 3 * budgetCost}, died); err != nil {
 		t.Fatal(err)
 	}
-	if code := budgetChat(t, g1, p.secret); code != http.StatusTooManyRequests {
+	// Answered within 4 s of the lease's write, the request met it live
+	// (a busy machine may take longer: then the lease may have gone stale).
+	if code := budgetChat(t, g1, p.secret); code != http.StatusTooManyRequests && time.Since(died) < 4*time.Second {
 		t.Fatalf("with a live lease on the whole balance elsewhere: %d, want 429", code)
 	}
 	for budgetChat(t, g1, p.secret) != http.StatusOK {
