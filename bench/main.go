@@ -75,7 +75,8 @@
 // once (default 5,000; -stream-ramp spreads their starts) through the
 // proxy, then through modelgate, each on a connection of its own, to the
 // mock's paced endpoint, which sends -stream-chunks chunks -stream-gap
-// apart (20 × 500 ms: ~10 s), and reads every one to its end. It reports
+// apart (20 × 500 ms: ~10 s), and reads every one to its end, after the
+// same streams went once, unmeasured, straight to the mock. It reports
 // for each target its peak RSS (VmHWM, reset before the round) against its
 // RSS just before, what one held stream costs ((peak − idle) ÷ streams,
 // in RSS and goroutines: the proxy's from its stats listener, modelgate's
@@ -139,12 +140,13 @@ type options struct {
 	Group       string        `json:"group,omitempty"`
 	Extra       string        `json:"extra,omitempty"`
 	// The many-streams pass (manystreams.go).
-	Streams      int           `json:"streams,omitempty"`
-	StreamChunks int           `json:"stream_chunks,omitempty"`
-	StreamGap    time.Duration `json:"-"`
-	StreamRamp   time.Duration `json:"-"`
-	StreamRounds int           `json:"stream_rounds,omitempty"`
-	StreamPprof  string        `json:"-"`
+	Streams        int           `json:"streams,omitempty"`
+	StreamChunks   int           `json:"stream_chunks,omitempty"`
+	StreamGap      time.Duration `json:"-"`
+	StreamRamp     time.Duration `json:"-"`
+	StreamRounds   int           `json:"stream_rounds,omitempty"`
+	StreamTogether bool          `json:"stream_together,omitempty"`
+	StreamPprof    string        `json:"-"`
 	// Where modelgate keeps its state (backend.go).
 	Backend  string `json:"backend"`
 	BuildDir string `json:"build_dir,omitempty"`
@@ -175,6 +177,7 @@ func parseOptions() options {
 	fs.DurationVar(&o.StreamGap, "stream-gap", 500*time.Millisecond, "many-streams pass: time between a stream's chunks")
 	fs.DurationVar(&o.StreamRamp, "stream-ramp", 0, "many-streams pass: open the streams evenly over this long (0: all at once)")
 	fs.IntVar(&o.StreamRounds, "stream-rounds", 1, "many-streams pass: measure each target this many times, alternating which goes first")
+	fs.BoolVar(&o.StreamTogether, "stream-together", false, "many-streams pass: hold the streams through both targets at the same time (twice as many on the machine), so that both see the same machine")
 	fs.StringVar(&o.StreamPprof, "stream-pprof", "", "many-streams pass: build modelgate with a pprof listener and save both targets' heap and goroutine profiles, halfway through each round, in this directory")
 	fs.StringVar(&o.Backend, "backend", "sqlite", "modelgate's state: sqlite (a file in the temp dir) or postgres (a database made for the run on -postgres, dropped after it, and Redis at -redis)")
 	fs.StringVar(&o.Postgres, "postgres", "postgres://postgres@127.0.0.1:5432", "-backend postgres: the server, as a postgres:// URL (psql makes and drops the run's database there)")
@@ -422,7 +425,7 @@ func runBench(ctx context.Context, o options) (*report, error) {
 		if pprofAddr != "" {
 			mgT.pprof = "http://" + pprofAddr
 		}
-		if rep.ManyStreams, err = runManyStreams(ctx, o, keys[0], up, []streamsTarget{pxT, mgT}); err != nil {
+		if rep.ManyStreams, err = runManyStreams(ctx, o, keys[0], up, "http://"+upAddr, []streamsTarget{pxT, mgT}); err != nil {
 			return nil, err
 		}
 		rep.ManyStreams.Metrics = metricsAddr != ""

@@ -78,6 +78,7 @@ type streamsReport struct {
 	RampS    float64          `json:"ramp_s"`
 	Rounds   []streamsRound   `json:"rounds"`  // in the order measured
 	Targets  []streamsSummary `json:"targets"` // proxy, modelgate
+	Together bool             `json:"together"` // both targets measured at once in each round
 	RSSRatio float64          `json:"peak_rss_ratio"`
 	TTFB     float64          `json:"ttfb_p50_ratio"`
 	Metrics  bool             `json:"modelgate_metrics_added"` // the harness turned modelgate's metrics on, for go_goroutines
@@ -94,55 +95,134 @@ type streamsTarget struct {
 
 // runManyStreams measures every target o.StreamRounds times, alternating
 // which goes first, and returns the pass's report.
-func runManyStreams(ctx context.Context, o options, key string, up *child, ts []streamsTarget) (*streamsReport, error) {
+//
+// First, unmeasured, the same streams go straight to the mock at upBase:
+// the harness and the mock then hold, before any target is measured, the
+// memory and goroutines that many streams take, which the first target
+// would otherwise see them grow into (page faults, collections) while it
+// is measured and the second would not.
+func runManyStreams(ctx context.Context, o options, key string, up *child, upBase string, ts []streamsTarget) (*streamsReport, error) {
 	p := pacing{chunks: o.StreamChunks, gap: o.StreamGap}
 	body := chatBody(pacedModel, true)
-	client := streamsClient(o.Streams)
+	client := streamsClient(2 * o.Streams)
 	defer client.CloseIdleConnections()
-	rep := &streamsReport{Streams: o.Streams, Chunks: p.chunks, GapMS: float64(p.gap) / 1e6, RampS: o.StreamRamp.Seconds()}
+	rep := &streamsReport{Streams: o.Streams, Chunks: p.chunks, GapMS: float64(p.gap) / 1e6, RampS: o.StreamRamp.Seconds(), Together: o.StreamTogether}
+	held := o.Streams // at once in a round
+	if o.StreamTogether {
+		held *= len(ts)
+	}
+	progress(fmt.Sprintf("many-streams warm-up: %d streams straight to the mock", held))
+	var warm streamsLoad
+	w := warm.run(ctx, client, streamsSpec{URL: upBase + pacedPath, Key: key, Body: body, N: held, Ramp: o.StreamRamp,
+		Events: p.events(), Timeout: o.StreamRamp + p.length() + 2*time.Minute})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if w.Errors > 0 {
+		return nil, fmt.Errorf("many-streams warm-up: %d of %d streams straight to the mock failed: %v", w.Errors, held, w.FirstErrors)
+	}
 	for r := range o.StreamRounds {
+		if o.StreamTogether {
+			progress(fmt.Sprintf("many-streams round %d/%d: %d streams of %d chunks %s apart through each target at once", r+1, o.StreamRounds, o.Streams, p.chunks, p.gap))
+			ms, err := measureStreams(ctx, client, key, body, ts, up, p, o, r+1)
+			if err != nil {
+				return nil, err
+			}
+			rep.Rounds = append(rep.Rounds, ms...)
+			continue
+		}
 		order := []int{0, 1}
 		if r%2 == 1 {
 			order = []int{1, 0}
 		}
 		for _, i := range order {
-			t := ts[i]
-			progress(fmt.Sprintf("many-streams round %d/%d %s: %d streams of %d chunks %s apart", r+1, o.StreamRounds, t.name, o.Streams, p.chunks, p.gap))
-			s := streamsSpec{URL: t.url, Key: key, Body: body, N: o.Streams, Ramp: o.StreamRamp, Events: p.events(),
-				Timeout: o.StreamRamp + p.length() + 2*time.Minute}
-			m, err := measureStreams(ctx, client, s, t, up, p, o.StreamPprof, r+1)
+			progress(fmt.Sprintf("many-streams round %d/%d %s: %d streams of %d chunks %s apart", r+1, o.StreamRounds, ts[i].name, o.Streams, p.chunks, p.gap))
+			ms, err := measureStreams(ctx, client, key, body, ts[i:i+1], up, p, o, r+1)
 			if err != nil {
 				return nil, err
 			}
-			rss, g := m.perStream(o.Streams)
-			progress(fmt.Sprintf("many-streams round %d/%d %s: TTFB p50 %s p99 %s, peak RSS %.1f MB (idle %.1f MB, %.1f KB a stream), goroutines %d→%d (%.2f a stream), errors %d",
-				r+1, o.StreamRounds, t.name, ms(m.TTFB50), ms(m.TTFB99), float64(m.PeakRSS)/1e6, float64(m.IdleRSS)/1e6, rss/1e3,
-				m.IdleGoroutines, m.PeakGoroutines, g, m.Errors))
-			rep.Rounds = append(rep.Rounds, m)
+			rep.Rounds = append(rep.Rounds, ms...)
 		}
 	}
 	rep.summarize(ts)
 	return rep, nil
 }
 
-// measureStreams runs one round through t: it lets the target settle,
-// notes its idle figures, resets its peak RSS, holds the streams while
-// sampling, and returns the round's figures.
-func measureStreams(ctx context.Context, client *http.Client, s streamsSpec, t streamsTarget, up *child, p pacing, pprofDir string, round int) (streamsRound, error) {
+// measureStreams runs one round through each of ts at once (one target, or
+// both with -stream-together): it lets the targets settle, notes their
+// idle figures, resets their peak RSS, holds the streams while sampling,
+// and returns the round's figures, one per target.
+func measureStreams(ctx context.Context, client *http.Client, key string, body []byte, ts []streamsTarget, up *child, p pacing, o options, round int) ([]streamsRound, error) {
 	client.CloseIdleConnections() // the last round's connections, to this target or another
 	if !sleepUntil(ctx, time.Now().Add(2*time.Second)) {
-		return streamsRound{}, ctx.Err()
+		return nil, ctx.Err()
 	}
-	m := streamsRound{Round: round, Target: t.name, IdleGoroutines: -1, PeakGoroutines: -1}
-	pid := t.proc.pid()
-	m.IdleRSS = currentRSS(pid)
-	if n, err := countGoroutines(ctx, t.goroutines); err == nil {
-		m.IdleGoroutines, m.PeakGoroutines = n, n
-	}
-	m.HWM = resetPeakRSS(pid) == nil
 	_ = resetPeakRSS(up.pid())
-	cpu0, upCPU0 := cpuTime(pid), cpuTime(up.pid())
+	upCPU0 := cpuTime(up.pid())
+	specs := make([]streamsSpec, len(ts))
+	ws := make([]*watch, len(ts))
+	for i, t := range ts {
+		specs[i] = streamsSpec{URL: t.url, Key: key, Body: body, N: o.Streams, Ramp: o.StreamRamp, Events: p.events(),
+			Timeout: o.StreamRamp + p.length() + 2*time.Minute}
+		ws[i] = startWatch(ctx, t, specs[i], p, o.StreamPprof, round)
+	}
+	var wg sync.WaitGroup
+	res := make([]streamsResult, len(ts))
+	for k := range ts {
+		i := k
+		if round%2 == 0 {
+			i = len(ts) - 1 - k // the targets' loads start in turn first
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = ws[i].load.run(ctx, client, specs[i])
+		}()
+	}
+	wg.Wait()
+	upCPU := cpuTime(up.pid()) - upCPU0
+	upRSS, _ := peakRSS(up.pid())
+	out := make([]streamsRound, len(ts))
+	for i, w := range ws {
+		m := w.finish(res[i])
+		m.CPUUpstream = float64(upCPU.Microseconds()) / float64(o.Streams*len(ts)) // the mock served them all
+		m.UpstreamRSS = upRSS
+		rss, g := m.perStream(o.Streams)
+		progress(fmt.Sprintf("many-streams round %d/%d %s: TTFB p50 %s p99 %s, peak RSS %.1f MB (idle %.1f MB, %.1f KB a stream), goroutines %d→%d (%.2f a stream), errors %d",
+			round, o.StreamRounds, m.Target, ms(m.TTFB50), ms(m.TTFB99), float64(m.PeakRSS)/1e6, float64(m.IdleRSS)/1e6, rss/1e3,
+			m.IdleGoroutines, m.PeakGoroutines, g, m.Errors))
+		out[i] = m
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return out, nil
+}
 
+// watch follows one target through a round: its idle figures, then its
+// RSS, goroutines and open streams every 250 ms (goroutines every second)
+// until finish, and with -stream-pprof its profiles.
+type watch struct {
+	t       streamsTarget
+	m       streamsRound
+	load    streamsLoad
+	cpu0    time.Duration
+	mostRSS int64
+	done    chan struct{}
+	wg      sync.WaitGroup
+	stop    func() // ends the profiles' timers, waits for saves under way
+}
+
+func startWatch(ctx context.Context, t streamsTarget, s streamsSpec, p pacing, pprofDir string, round int) *watch {
+	w := &watch{t: t, m: streamsRound{Round: round, Target: t.name, IdleGoroutines: -1, PeakGoroutines: -1},
+		done: make(chan struct{}), stop: func() {}}
+	pid := t.proc.pid()
+	w.m.IdleRSS = currentRSS(pid)
+	if n, err := countGoroutines(ctx, t.goroutines); err == nil {
+		w.m.IdleGoroutines, w.m.PeakGoroutines = n, n
+	}
+	w.m.HWM = resetPeakRSS(pid) == nil
+	w.cpu0 = cpuTime(pid)
 	var profileOnce sync.Once
 	profile := func() {} // saves the target's profiles, once: when 95% of the streams are open, or late in the round
 	if pprofDir != "" && t.pprof != "" {
@@ -157,57 +237,57 @@ func measureStreams(ctx context.Context, client *http.Client, s streamsSpec, t s
 				progress("profile: " + err.Error())
 			}
 		}()
-		defer func() {
+		w.stop = func() {
 			late.Stop()
 			profileOnce.Do(func() {}) // returns once a save under way is over
 			<-cpu
-		}()
+		}
 	}
-	var load streamsLoad
-	var mostRSS int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	w.wg.Add(1)
 	go func() { // samples until done
-		defer wg.Done()
+		defer w.wg.Done()
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
 			select {
-			case <-done:
+			case <-w.done:
 				return
 			case <-tick.C:
 			}
-			// Only this goroutine writes these until wg.Wait returns.
-			mostRSS = max(mostRSS, currentRSS(pid))
+			// Only this goroutine writes these until finish has waited for it.
+			w.mostRSS = max(w.mostRSS, currentRSS(pid))
 			if i%4 == 0 { // a second apart: asking costs the target a little
 				if n, err := countGoroutines(ctx, t.goroutines); err == nil {
-					m.PeakGoroutines = max(m.PeakGoroutines, n)
+					w.m.PeakGoroutines = max(w.m.PeakGoroutines, n)
 				}
 			}
-			open := load.Open()
-			m.MostOpen = max(m.MostOpen, open)
+			open := w.load.Open()
+			w.m.MostOpen = max(w.m.MostOpen, open)
 			if open >= s.N*95/100 {
 				profile()
 			}
 		}
 	}()
-	m.streamsResult = load.run(ctx, client, s)
-	close(done)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return m, ctx.Err()
+	return w
+}
+
+// finish stops the sampling and returns the target's figures for the
+// round, r being its load's result.
+func (w *watch) finish(r streamsResult) streamsRound {
+	close(w.done)
+	w.wg.Wait()
+	w.stop()
+	m := w.m
+	m.streamsResult = r
+	pid := w.t.proc.pid()
+	if r.Streams+r.Errors > 0 {
+		m.CPUTarget = float64((cpuTime(pid) - w.cpu0).Microseconds()) / float64(r.Streams+r.Errors)
 	}
-	if n := float64(s.N); n > 0 {
-		m.CPUTarget = float64((cpuTime(pid) - cpu0).Microseconds()) / n
-		m.CPUUpstream = float64((cpuTime(up.pid()) - upCPU0).Microseconds()) / n
-	}
-	m.PeakRSS = mostRSS
+	m.PeakRSS = w.mostRSS
 	if hwm, err := peakRSS(pid); m.HWM && err == nil {
 		m.PeakRSS = hwm
 	}
-	m.UpstreamRSS, _ = peakRSS(up.pid())
-	return m, nil
+	return m
 }
 
 // summarize fills in the medians over rounds and the ratios.
@@ -262,6 +342,9 @@ func (rep *streamsReport) print(out io.Writer) {
 	ramp := "all opened at once"
 	if rep.RampS > 0 {
 		ramp = fmt.Sprintf("opened over %gs", rep.RampS)
+	}
+	if rep.Together {
+		ramp += ", through both targets together"
 	}
 	fmt.Fprintf(out, "\nmany-streams: %d streams of %d chunks %gms apart, %s; per stream = (peak − idle) ÷ %d;\n",
 		rep.Streams, rep.Chunks, rep.GapMS, ramp, rep.Streams)
