@@ -76,8 +76,8 @@ type streamsReport struct {
 	Chunks   int              `json:"chunks"`
 	GapMS    float64          `json:"gap_ms"`
 	RampS    float64          `json:"ramp_s"`
-	Rounds   []streamsRound   `json:"rounds"`  // in the order measured
-	Targets  []streamsSummary `json:"targets"` // proxy, modelgate
+	Rounds   []streamsRound   `json:"rounds"`   // in the order measured
+	Targets  []streamsSummary `json:"targets"`  // proxy, modelgate
 	Together bool             `json:"together"` // both targets measured at once in each round
 	RSSRatio float64          `json:"peak_rss_ratio"`
 	TTFB     float64          `json:"ttfb_p50_ratio"`
