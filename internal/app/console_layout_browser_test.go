@@ -181,7 +181,10 @@ func TestConsoleLayoutEveryWidth(t *testing.T) {
 
 	run("admin link", chromedp.Navigate(base+"/console/admin-link?token="+e.adminLink("admin", time.Now())),
 		chromedp.WaitVisible(chromedp.CSS(`#admin-link-confirm`)),
-		chromedp.Click(chromedp.CSS(`#admin-link-confirm`)), chromedp.WaitVisible(chromedp.CSS(`main`)))
+		chromedp.Click(chromedp.CSS(`#admin-link-confirm`)),
+		// The confirmation page has a <main> too: wait for the admin page's
+		// tabs, or the next navigation races the form's redirect (ERR_ABORTED).
+		chromedp.WaitVisible(chromedp.CSS(`nav.tabs`)))
 	check(adminPages)
 	// Back to English for whoever uses the browser next.
 	run("english", chromedp.Navigate(base+"/console/?lang=en"))
