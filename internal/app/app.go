@@ -88,8 +88,8 @@ type App struct {
 	metricsLn net.Listener       // the metrics listener, opened by New, served by Run
 	tracer    *telemetry.Tracer  // nil: telemetry.otlp_endpoint not set
 
-	redis *redis.Client     // nil: no redis configured (ratelimit.go)
-	slots *redislimit.Slots // the leased concurrency slots in Redis; nil without it
+	redis *redis.Client        // nil: no redis configured (ratelimit.go)
+	slots *redislimit.Admitter // the limits in Redis (and its slots' lease); nil without it
 	// redisFailures counts the rate-limit checks Redis failed (and that
 	// were let through); nil without Redis.
 	redisFailures func() int64

@@ -29,15 +29,16 @@ func (a *App) rateLimits(ctx context.Context, cfg *config.Config) (*lifecycle.Ra
 	}
 	a.redis = c
 	o := redislimit.Options{Log: a.log}
-	a.slots = redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: a.instance})
+	slots := redislimit.NewSlots(c, redislimit.SlotOptions{Options: o, Instance: a.instance})
 	a.log.Info("rate limits are kept in Redis, shared by every replica", "instance", a.instance)
 	req, tok := redislimit.NewLimiter(c, "req", o), redislimit.NewLimiter(c, "tok", o)
-	a.redisFailures = func() int64 { return req.Failures() + tok.Failures() + a.slots.Failures() }
-	return &lifecycle.RateLimits{Requests: req, Tokens: tok, Running: a.slots}, nil
+	a.slots = redislimit.NewAdmitter(req, tok, slots, 0)
+	a.redisFailures = a.slots.Failures
+	return &lifecycle.RateLimits{Requests: req, Tokens: tok, Running: slots, Shared: a.slots}, nil
 }
 
-// runSlots keeps the Redis slots' lease until ctx ends (nothing without
-// Redis); the returned func waits for it to stop.
+// runSlots keeps the Redis slots' lease and writes what requests that
+// ended counted until ctx ends (nothing without Redis); the returned func waits for it to stop.
 func (a *App) runSlots(ctx context.Context) (wait func()) {
 	if a.slots == nil {
 		return func() {}

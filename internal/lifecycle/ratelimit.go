@@ -19,6 +19,10 @@ type RateLimits struct {
 	Requests ratelimit.Limiter     // requests per minute
 	Tokens   ratelimit.Limiter     // tokens per minute
 	Running  ratelimit.Concurrency // requests running at once
+	// Shared, when set, is used instead of the three: it checks all of a
+	// request's limits in one step (with Redis, one round trip) and
+	// settles them off the request's path.
+	Shared ratelimit.Admitter
 }
 
 // The OpenAI headers every response of a rate-limited key carries, so the
@@ -56,6 +60,9 @@ func (h *Core) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.Info
 	}
 	now := h.Clock()
 	hdr := w.Header()
+	if rl.Shared != nil {
+		return admitShared(rl.Shared, hdr, p.KeyID, l, now, info)
+	}
 	if l.TPM > 0 {
 		info.Limited.TPM = l.TPM
 		limitHeaders(hdr, hdrLimitTokens, hdrRemainingTokens, hdrResetTokens, rl.Tokens.Take(p.KeyID, 0, l.TPM, now))
@@ -64,14 +71,12 @@ func (h *Core) limit(w http.ResponseWriter, p gate.Principal, info *reqinfo.Info
 		r := rl.Requests.Take(p.KeyID, 1, l.RPM, now)
 		limitHeaders(hdr, hdrLimitRequests, hdrRemainingRequests, hdrResetRequests, r)
 		if !r.Allowed {
-			return tooMany(typeRequests, r.RetryAfter, fmt.Sprintf("Rate limit reached for requests per minute (RPM): "+
-				"Limit %d, Remaining 0, Requested 1. Please try again in %s.", l.RPM, ratelimit.Duration(r.RetryAfter)))
+			return tooManyRequests(l.RPM, r.RetryAfter)
 		}
 	}
 	if l.Concurrency > 0 {
 		if !rl.Running.Acquire(p.KeyID, l.Concurrency) {
-			return tooMany(typeRequests, time.Second, fmt.Sprintf("Rate limit reached for concurrent requests: "+
-				"this key may run %d at once. Wait for one to finish and try again.", l.Concurrency))
+			return tooManyRunning(l.Concurrency)
 		}
 		info.Limited.Slot = true
 	}
@@ -90,7 +95,12 @@ func (h *Core) TakeTokens(info *reqinfo.Info, n int64) error {
 		return nil // no limit, or taken already (a request admitted again for another deployment)
 	}
 	n = max(n, 1)
-	r := h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.Clock())
+	var r ratelimit.Result
+	if sh := h.RateLimits.Shared; sh != nil {
+		r = sh.TakeTokens(info.KeyID, n, l.TPM, h.Clock())
+	} else {
+		r = h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.Clock())
+	}
 	l.Remaining, l.Reset, l.Took = r.Remaining, r.Reset, true
 	if !r.Allowed {
 		return tooMany(typeTokens, r.RetryAfter, fmt.Sprintf("Rate limit reached for tokens per minute (TPM): "+
@@ -118,6 +128,17 @@ func (h *Core) unlimit(info *reqinfo.Info, out *Outcome) {
 	if h.RateLimits == nil {
 		return
 	}
+	if sh := h.RateLimits.Shared; sh != nil {
+		var d int64
+		if l.Tokens > 0 {
+			d = out.Usage.PromptTokens + out.Usage.CompletionTokens - l.Tokens
+		}
+		if l.Slot || d != 0 {
+			sh.Done(info.KeyID, l.Slot, d, l.TPM, h.Clock())
+		}
+		l.Slot, l.Tokens = false, 0
+		return
+	}
 	if l.Slot {
 		l.Slot = false
 		h.RateLimits.Running.Release(info.KeyID)
@@ -131,6 +152,39 @@ func (h *Core) unlimit(info *reqinfo.Info, out *Outcome) {
 		}
 		l.Tokens = 0
 	}
+}
+
+// admitShared is limit's work done by a shared Admitter: the same
+// headers and refusals from one call.
+func admitShared(sh ratelimit.Admitter, hdr http.Header, key string, l gate.Limits, now time.Time, info *reqinfo.Info) error {
+	a := sh.Admit(key, ratelimit.Limits{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}, now)
+	if l.TPM > 0 {
+		info.Limited.TPM = l.TPM
+		limitHeaders(hdr, hdrLimitTokens, hdrRemainingTokens, hdrResetTokens, a.Tokens)
+	}
+	if l.RPM > 0 {
+		limitHeaders(hdr, hdrLimitRequests, hdrRemainingRequests, hdrResetRequests, a.Requests)
+	}
+	switch a.Refused {
+	case ratelimit.RefusedRequests:
+		return tooManyRequests(l.RPM, a.Requests.RetryAfter)
+	case ratelimit.RefusedConcurrency:
+		return tooManyRunning(l.Concurrency)
+	}
+	info.Limited.Slot = a.Slot
+	return nil
+}
+
+// tooManyRequests is the 429 of a reached RPM.
+func tooManyRequests(rpm int64, retry time.Duration) error {
+	return tooMany(typeRequests, retry, fmt.Sprintf("Rate limit reached for requests per minute (RPM): "+
+		"Limit %d, Remaining 0, Requested 1. Please try again in %s.", rpm, ratelimit.Duration(retry)))
+}
+
+// tooManyRunning is the 429 of a reached concurrency limit.
+func tooManyRunning(n int64) error {
+	return tooMany(typeRequests, time.Second, fmt.Sprintf("Rate limit reached for concurrent requests: "+
+		"this key may run %d at once. Wait for one to finish and try again.", n))
 }
 
 // limitHeaders sets one trio of x-ratelimit headers from r: their values

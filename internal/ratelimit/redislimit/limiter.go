@@ -36,80 +36,113 @@ func (l *Limiter) Failures() int64 { return l.fail.count() }
 // Key is the Redis key holding key's buckets (its sum is Key(key)+":sum").
 func (l *Limiter) Key(key string) string { return l.base + "{" + key + "}" }
 
-// takeScript is one Take. KEYS: the bucket list ("end:units", oldest
-// first) and its sum. ARGV: now (µs), the new bucket's end (µs, rounded up
-// to the resolution), cost, limit, window (µs). It returns allowed (0/1),
-// remaining, reset (µs) and retry-after (µs).
-var takeScript = redis.NewScript(`
-local list, sumk = KEYS[1], KEYS[2]
-local at, ends, cost, limit, window = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+// takeLua defines take(list, sumk, at, ends, cost, limit, window), one
+// Take on a bucket list ("end:units", oldest first) and its sum: at is now
+// (µs), ends the new bucket's end (µs, rounded up to the resolution, as a
+// string), window in µs. It returns allowed (0/1), remaining, reset (µs)
+// and retry-after (µs). The scripts that take start with it.
+const takeLua = `
 local function parse(b)
   local e, n = string.match(b, '^(%d+):(%d+)$')
   return e, tonumber(n)
 end
 local function fmt(n) return string.format('%d', n) end
-local sum = tonumber(redis.call('GET', sumk) or '0')
-while true do
-  local b = redis.call('LINDEX', list, 0)
-  if not b then break end
-  local e, n = parse(b)
-  if tonumber(e) + window > at then break end
-  redis.call('LPOP', list)
-  sum = sum - n
-end
-local allowed, retry = 1, 0
-if cost < 0 then
-  local need = -cost
-  while need > 0 do
-    local b = redis.call('LINDEX', list, -1)
+local function take(list, sumk, at, ends, cost, limit, window)
+  local sum = tonumber(redis.call('GET', sumk) or '0')
+  while true do
+    local b = redis.call('LINDEX', list, 0)
     if not b then break end
     local e, n = parse(b)
-    local d = math.min(need, n)
-    n, sum, need = n - d, sum - d, need - d
-    if n == 0 then redis.call('RPOP', list) else redis.call('LSET', list, -1, e .. ':' .. fmt(n)) end
+    if tonumber(e) + window > at then break end
+    redis.call('LPOP', list)
+    sum = sum - n
   end
-elseif cost > 0 then
-  if sum + cost <= limit then
-    local b = redis.call('LINDEX', list, -1)
-    local e, n
-    if b then e, n = parse(b) end
-    -- a bucket from a replica whose clock runs ahead: fold into it (held longer, never shorter)
-    if e and tonumber(e) >= tonumber(ends) then
-      redis.call('LSET', list, -1, e .. ':' .. fmt(n + cost))
-    else
-      redis.call('RPUSH', list, ends .. ':' .. fmt(cost))
+  local allowed, retry = 1, 0
+  if cost < 0 then
+    local need = -cost
+    while need > 0 do
+      local b = redis.call('LINDEX', list, -1)
+      if not b then break end
+      local e, n = parse(b)
+      local d = math.min(need, n)
+      n, sum, need = n - d, sum - d, need - d
+      if n == 0 then redis.call('RPOP', list) else redis.call('LSET', list, -1, e .. ':' .. fmt(n)) end
     end
-    sum = sum + cost
-  else
-    allowed = 0
-    retry = window
-    local need, i, found = sum + cost - limit, 0, false
-    while not found do
-      local bs = redis.call('LRANGE', list, i, i + 63)
-      if #bs == 0 then break end
-      for _, b in ipairs(bs) do
-        local e, n = parse(b)
-        need = need - n
-        if need <= 0 then retry, found = tonumber(e) + window - at, true; break end
+  elseif cost > 0 then
+    if sum + cost <= limit then
+      local b = redis.call('LINDEX', list, -1)
+      local e, n
+      if b then e, n = parse(b) end
+      -- a bucket from a replica whose clock runs ahead: fold into it (held longer, never shorter)
+      if e and tonumber(e) >= tonumber(ends) then
+        redis.call('LSET', list, -1, e .. ':' .. fmt(n + cost))
+      else
+        redis.call('RPUSH', list, ends .. ':' .. fmt(cost))
       end
-      i = i + 64
+      sum = sum + cost
+    else
+      allowed = 0
+      retry = window
+      local need, i, found = sum + cost - limit, 0, false
+      while not found do
+        local bs = redis.call('LRANGE', list, i, i + 63)
+        if #bs == 0 then break end
+        for _, b in ipairs(bs) do
+          local e, n = parse(b)
+          need = need - n
+          if need <= 0 then retry, found = tonumber(e) + window - at, true; break end
+        end
+        i = i + 64
+      end
     end
   end
+  local reset = 0
+  local last = redis.call('LINDEX', list, -1)
+  if last == false or sum <= 0 then
+    redis.call('DEL', list, sumk)
+    sum = 0
+  else
+    local e = parse(last)
+    reset = tonumber(e) + window - at
+    local ttl = fmt(math.ceil(reset / 1000) + 1000)
+    redis.call('SET', sumk, fmt(sum), 'PX', ttl)
+    redis.call('PEXPIRE', list, ttl)
+  end
+  return allowed, math.max(limit - sum, 0), reset, retry
 end
-local reset = 0
-local last = redis.call('LINDEX', list, -1)
-if last == false or sum <= 0 then
-  redis.call('DEL', list, sumk)
-  sum = 0
-else
-  local e = parse(last)
-  reset = tonumber(e) + window - at
-  local ttl = fmt(math.ceil(reset / 1000) + 1000)
-  redis.call('SET', sumk, fmt(sum), 'PX', ttl)
-  redis.call('PEXPIRE', list, ttl)
-end
-return {allowed, math.max(limit - sum, 0), reset, retry}
+`
+
+// takeScript is one Take. KEYS: the bucket list and its sum. ARGV: now
+// (µs), the new bucket's end (µs), cost, limit, window (µs). It returns
+// take's four numbers.
+var takeScript = redis.NewScript(takeLua + `
+return {take(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))}
 `)
+
+// instants are a Take's times as the scripts want them: now and the new
+// bucket's end (rounded up to the resolution, as Memory does), in µs.
+func instants(now time.Time) (at, end int64) {
+	ns := now.UnixNano()
+	res := int64(ratelimit.Resolution)
+	return ns / 1000, (ns + res - 1) / res * res / 1000
+}
+
+// windowMicros is ratelimit.Window in µs.
+const windowMicros = int64(ratelimit.Window / time.Microsecond)
+
+// result is a Result from take's four numbers, starting at v[0].
+func result(v []int64, limit int64) ratelimit.Result {
+	r := ratelimit.Result{Allowed: v[0] == 1, Limit: limit, Remaining: v[1], Reset: time.Duration(v[2]) * time.Microsecond}
+	if !r.Allowed {
+		r.RetryAfter = time.Duration(v[3]) * time.Microsecond
+	}
+	return r
+}
+
+// failedOpen is what a Take answers when Redis fails: allowed.
+func failedOpen(cost, limit int64) ratelimit.Result {
+	return ratelimit.Result{Allowed: true, Limit: limit, Remaining: max(limit-max(cost, 0), 0)}
+}
 
 // Take implements ratelimit.Limiter: one script call. When Redis fails
 // the cost is allowed (see the package doc).
@@ -118,24 +151,17 @@ func (l *Limiter) Take(key string, cost, limit int64, now time.Time) ratelimit.R
 		return ratelimit.Result{Allowed: true}
 	}
 	cost = min(cost, limit)
-	ns := now.UnixNano()
-	res := int64(ratelimit.Resolution)
-	end := (ns + res - 1) / res * res // the bucket's instant, rounded up as Memory does
+	at, end := instants(now)
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.Timeout)
 	defer cancel()
 	v, err := takeScript.Run(ctx, l.c, []string{l.Key(key), l.Key(key) + ":sum"},
-		ns/1000, end/1000, cost, limit, int64(ratelimit.Window/time.Microsecond)).Int64Slice()
+		at, end, cost, limit, windowMicros).Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errShape
 	}
 	if err != nil {
 		l.fail.fail("take", err)
-		return ratelimit.Result{Allowed: true, Limit: limit, Remaining: max(limit-max(cost, 0), 0)}
+		return failedOpen(cost, limit)
 	}
-	r := ratelimit.Result{Allowed: v[0] == 1, Limit: limit, Remaining: v[1],
-		Reset: time.Duration(v[2]) * time.Microsecond}
-	if !r.Allowed {
-		r.RetryAfter = time.Duration(v[3]) * time.Microsecond
-	}
-	return r
+	return result(v, limit)
 }

@@ -61,6 +61,62 @@ func TestSlotsConformance(t *testing.T) {
 	})
 }
 
+func TestAdmitterConformance(t *testing.T) {
+	redisURL(t)
+	ratelimittest.RunAdmitter(t, func(t *testing.T) ratelimit.Admitter {
+		return newAdmitter(t, "")
+	})
+}
+
+// newAdmitter is an Admitter on a fresh prefix (or prefix, to share one
+// with another replica) whose Run the test's end stops.
+func newAdmitter(t *testing.T, prefix string) *redislimit.Admitter {
+	c, fresh := testRedis(t)
+	if prefix == "" {
+		prefix = fresh
+	}
+	o := redislimit.Options{Prefix: prefix}
+	a := redislimit.NewAdmitter(redislimit.NewLimiter(c, "req", o), redislimit.NewLimiter(c, "tok", o),
+		redislimit.NewSlots(c, redislimit.SlotOptions{Options: o}), 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = a.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return a
+}
+
+// TestAdmitterFlushesToOtherReplicas: what Done counted on one replica
+// (a slot, a refund) reaches another within the flush interval, without
+// the first replica calling again.
+func TestAdmitterFlushesToOtherReplicas(t *testing.T) {
+	redisURL(t)
+	_, prefix := testRedis(t)
+	a, b := newAdmitter(t, prefix), newAdmitter(t, prefix)
+	l := ratelimit.Limits{TPM: 100, Concurrency: 1}
+	now := time.Now()
+	if !a.Admit("k", l, now).Slot || !a.TakeTokens("k", 90, 100, now).Allowed {
+		t.Fatal("replica a: first request refused")
+	}
+	if got := b.Admit("k", l, now); got.Refused != ratelimit.RefusedConcurrency {
+		t.Fatalf("replica b while a holds the slot: %+v, want refused on concurrency", got)
+	}
+	a.Done("k", true, -80, 100, now)
+	deadline := time.Now().Add(5 * time.Second) // a hang guard: the flush runs every 20 ms
+	for {
+		got := b.Admit("k", l, time.Now())
+		if got.Slot {
+			if got.Tokens.Remaining != 90 {
+				t.Fatalf("replica b: %d tokens remaining, want 90 (a's refund flushed with its slot)", got.Tokens.Remaining)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replica a's slot never reached replica b")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestTwoReplicasShareALimit: two limiters on one Redis (two replicas),
 // each with its own client and goroutines taking at once, never allow
 // more than the limit together; requests and tokens are counted apart.

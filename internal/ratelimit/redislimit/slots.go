@@ -45,6 +45,13 @@ type Slots struct {
 	mu   sync.Mutex
 	held map[string]int64 // this instance's slots in Redis, per key
 	open map[string]int64 // slots allowed while Redis failed (nothing to release there)
+	// pending counts releases not yet written to Redis (Admitter.Done):
+	// the key's next Admit carries them, or the next flush writes held
+	// over Redis's count.
+	pending map[string]int64
+	// stale are keys whose count in Redis may be wrong (a call carrying
+	// releases failed): only a flush's absolute write may fix them.
+	stale map[string]struct{}
 }
 
 var _ ratelimit.Concurrency = (*Slots)(nil)
@@ -61,7 +68,8 @@ func NewSlots(c redis.UniversalClient, o SlotOptions) *Slots {
 		o.Lease = DefaultLease
 	}
 	return &Slots{c: c, o: opts, lease: o.Lease, instance: o.Instance, hbPrefix: opts.Prefix + "conc:hb:",
-		fail: newFailures(opts, "conc"), held: make(map[string]int64), open: make(map[string]int64)}
+		fail: newFailures(opts, "conc"), held: make(map[string]int64), open: make(map[string]int64),
+		pending: make(map[string]int64), stale: make(map[string]struct{})}
 }
 
 // Failures is how many calls Redis failed so far (each Acquire among them
@@ -183,29 +191,77 @@ func (s *Slots) Run(ctx context.Context) error {
 	}
 }
 
-// heartbeat is one renewal, in one pipeline.
+// heartbeat is one renewal, in one pipeline: the heartbeat key, and every
+// count this instance holds (and those pending or stale) written over
+// Redis's.
 func (s *Slots) heartbeat(ctx context.Context) {
+	s.write(ctx, true)
+}
+
+// flush writes the counts of the keys with releases pending or a stale
+// count, if any, over Redis's.
+func (s *Slots) flush(ctx context.Context) {
+	s.mu.Lock()
+	idle := len(s.pending) == 0 && len(s.stale) == 0
+	s.mu.Unlock()
+	if !idle {
+		s.write(ctx, false)
+	}
+}
+
+// write is heartbeat (beat) or flush, exclusive of every call that
+// sends this instance's counts, so that what it writes is what this
+// instance holds; Done may run meanwhile (it only counts here, and
+// what it counts waits for the next write).
+func (s *Slots) write(ctx context.Context, beat bool) {
 	s.beat.Lock()
 	defer s.beat.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, s.o.Timeout) // Acquire and Release wait for it
 	defer cancel()
-	_, err := s.c.Pipelined(pctx, func(p redis.Pipeliner) error {
+	p := s.c.Pipeline()
+	s.mu.Lock()
+	if beat {
 		p.Set(pctx, s.hbPrefix+s.instance, "1", s.lease)
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		for k, n := range s.held {
 			p.HSet(pctx, s.Key(k), s.instance, n)
 			p.PExpire(pctx, s.Key(k), s.hashTTL())
 		}
-		return nil
-	})
-	if err != nil && ctx.Err() == nil {
-		s.fail.fail("heartbeat", err)
+	}
+	for k := range s.pending {
+		s.stale[k] = struct{}{}
+	}
+	clear(s.pending)
+	written := make([]string, 0, len(s.stale))
+	for k := range s.stale {
+		if n := s.held[k]; n > 0 {
+			if !beat {
+				p.HSet(pctx, s.Key(k), s.instance, n)
+			}
+		} else {
+			p.HDel(pctx, s.Key(k), s.instance)
+		}
+		written = append(written, k)
+	}
+	clear(s.stale)
+	s.mu.Unlock()
+	if p.Len() == 0 {
+		return
+	}
+	if _, err := p.Exec(pctx); err != nil {
+		s.mu.Lock()
+		for _, k := range written {
+			s.stale[k] = struct{}{} // for the next write
+		}
+		s.mu.Unlock()
+		if ctx.Err() == nil {
+			s.fail.fail("heartbeat", err)
+		}
 	}
 }
 
 // stop deletes the heartbeat when no slot is held.
 func (s *Slots) stop() {
+	s.flush(context.Background())
 	s.mu.Lock()
 	idle := len(s.held) == 0
 	s.mu.Unlock()

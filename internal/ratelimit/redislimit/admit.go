@@ -1,0 +1,300 @@
+package redislimit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/modelgate/modelgate/internal/ratelimit"
+)
+
+// DefaultFlush is how often an Admitter writes what Done counted and no
+// later call of the same key carried.
+const DefaultFlush = 20 * time.Millisecond
+
+// Admitter is a ratelimit.Admitter on a requests Limiter, a tokens
+// Limiter and Slots, with their keys, semantics and leases: a request
+// costs one script call at admission (the token allowance read, the
+// request counted, a slot taken) and one for its tokens, and nothing when
+// it ends. Done only counts in memory: the key's next Admit (releases)
+// or TakeTokens (token corrections) on this replica carries what it
+// counted to Redis, in the same script and before its own check, and Run
+// writes the rest every Flush, so the other replicas see a slot come back
+// within Flush.
+type Admitter struct {
+	req, tok *Limiter
+	s        *Slots
+	flush    time.Duration
+
+	mu   sync.Mutex
+	toks map[string]int64 // token corrections Done counted, per key
+	tpm  map[string]int64 // the limit each correction is counted against
+}
+
+var _ ratelimit.Admitter = (*Admitter)(nil)
+
+// NewAdmitter returns an Admitter on req, tok and s (whose lease and
+// heartbeat Run keeps: do not also run s.Run); flush 0 is DefaultFlush.
+func NewAdmitter(req, tok *Limiter, s *Slots, flush time.Duration) *Admitter {
+	if flush <= 0 {
+		flush = DefaultFlush
+	}
+	return &Admitter{req: req, tok: tok, s: s, flush: flush,
+		toks: make(map[string]int64), tpm: make(map[string]int64)}
+}
+
+// Failures is how many calls Redis failed so far (each allowed).
+func (a *Admitter) Failures() int64 {
+	return a.req.Failures() + a.tok.Failures() + a.s.Failures()
+}
+
+// admitScript is one Admit. KEYS: the requests' list and sum, the tokens'
+// list and sum, the slots' hash. ARGV: now (µs), the new bucket's end
+// (µs), the window (µs), rpm, tpm, concurrency (0: none), the instance,
+// the lease (ms), the heartbeat keys' prefix, the hash's TTL (ms), the
+// releases to write first, the token correction to write first. It
+// returns {refused (0, 1 requests, 2 concurrency), the requests' take
+// (4 numbers), the tokens' remaining and reset, slot taken (0/1)}.
+var admitScript = redis.NewScript(takeLua + `
+local at, ends, window = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local rpm, tpm, conc = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local h, me, hbp = KEYS[5], ARGV[7], ARGV[9]
+local out = {0, 1, 0, 0, 0, 0, 0, 0}
+local rel = tonumber(ARGV[11])
+if rel > 0 then
+  if redis.call('HINCRBY', h, me, -rel) <= 0 then redis.call('HDEL', h, me) end
+end
+if tpm > 0 then
+  local d = tonumber(ARGV[12])
+  if d ~= 0 then take(KEYS[3], KEYS[4], at, ends, d, tpm, window) end
+  local _, r, s = take(KEYS[3], KEYS[4], at, ends, 0, tpm, window)
+  out[6], out[7] = r, s
+end
+if rpm > 0 then
+  local a, r, s, t = take(KEYS[1], KEYS[2], at, ends, 1, rpm, window)
+  out[2], out[3], out[4], out[5] = a, r, s, t
+  if a == 0 then out[1] = 1; return out end
+end
+if conc > 0 then
+  redis.call('SET', hbp .. me, '1', 'PX', ARGV[8])
+  local all = redis.call('HGETALL', h)
+  local held = 0
+  for i = 1, #all, 2 do
+    local inst = all[i]
+    if inst == me or redis.call('EXISTS', hbp .. inst) == 1 then
+      held = held + tonumber(all[i + 1])
+    else
+      redis.call('HDEL', h, inst)
+    end
+  end
+  if held >= conc then out[1] = 2; return out end
+  redis.call('HINCRBY', h, me, 1)
+  redis.call('PEXPIRE', h, ARGV[10])
+  out[8] = 1
+end
+return out
+`)
+
+// tokensScript is one TakeTokens. KEYS: the tokens' list and sum. ARGV:
+// now (µs), the new bucket's end (µs), the window (µs), the correction to
+// write first, the cost, the limit. It returns take's four numbers.
+var tokensScript = redis.NewScript(takeLua + `
+local at, ends, window, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
+local d = tonumber(ARGV[4])
+if d ~= 0 then take(KEYS[1], KEYS[2], at, ends, d, limit, window) end
+return {take(KEYS[1], KEYS[2], at, ends, tonumber(ARGV[5]), limit, window)}
+`)
+
+// Admit implements ratelimit.Admitter: one script call, carrying the
+// key's releases and token correction Done counted. When Redis fails the
+// request is allowed (see the package doc).
+func (a *Admitter) Admit(key string, l ratelimit.Limits, now time.Time) ratelimit.Admission {
+	s := a.s
+	s.beat.RLock()
+	defer s.beat.RUnlock()
+	rel := a.takeReleases(key)
+	d := a.takeCorrection(key, l.TPM)
+	at, end := instants(now)
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
+	defer cancel()
+	keys := []string{a.req.Key(key), a.req.Key(key) + ":sum", a.tok.Key(key), a.tok.Key(key) + ":sum", s.Key(key)}
+	v, err := admitScript.Run(ctx, s.c, keys, at, end, windowMicros, l.RPM, l.TPM, l.Concurrency,
+		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d).Int64Slice()
+	if err == nil && len(v) != 8 {
+		err = errShape
+	}
+	if err != nil {
+		a.failed(key, rel, "admit", err)
+		var ad ratelimit.Admission
+		if l.RPM > 0 {
+			ad.Requests = failedOpen(1, l.RPM)
+		}
+		if l.TPM > 0 {
+			ad.Tokens = failedOpen(0, l.TPM)
+		}
+		if l.Concurrency > 0 {
+			s.mu.Lock()
+			s.open[key]++
+			s.mu.Unlock()
+			ad.Slot = true
+		}
+		return ad
+	}
+	ad := ratelimit.Admission{Refused: ratelimit.Refusal(v[0])}
+	if l.RPM > 0 {
+		ad.Requests = result(v[1:5], l.RPM)
+	}
+	if l.TPM > 0 {
+		ad.Tokens = ratelimit.Result{Allowed: true, Limit: l.TPM, Remaining: v[5], Reset: time.Duration(v[6]) * time.Microsecond}
+	}
+	if v[7] == 1 {
+		s.mu.Lock()
+		s.held[key]++
+		s.mu.Unlock()
+		ad.Slot = true
+	}
+	return ad
+}
+
+// TakeTokens implements ratelimit.Admitter: one script call, carrying the
+// key's token correction.
+func (a *Admitter) TakeTokens(key string, n, tpm int64, now time.Time) ratelimit.Result {
+	if tpm <= 0 {
+		return ratelimit.Result{Allowed: true}
+	}
+	n = min(n, tpm)
+	a.s.beat.RLock()
+	defer a.s.beat.RUnlock()
+	d := a.takeCorrection(key, tpm)
+	at, end := instants(now)
+	ctx, cancel := context.WithTimeout(context.Background(), a.s.o.Timeout)
+	defer cancel()
+	v, err := tokensScript.Run(ctx, a.s.c, []string{a.tok.Key(key), a.tok.Key(key) + ":sum"},
+		at, end, windowMicros, d, n, tpm).Int64Slice()
+	if err == nil && len(v) != 4 {
+		err = errShape
+	}
+	if err != nil {
+		a.tok.fail.fail("take", err)
+		return failedOpen(n, tpm)
+	}
+	return result(v, tpm)
+}
+
+// Done implements ratelimit.Admitter: it only counts; see Admitter.
+func (a *Admitter) Done(key string, slot bool, tokens, tpm int64, _ time.Time) {
+	if slot {
+		s := a.s
+		s.mu.Lock()
+		switch {
+		case s.open[key] > 0:
+			dec(s.open, key) // allowed while Redis failed: nothing there
+		case s.held[key] > 0:
+			dec(s.held, key)
+			s.pending[key]++
+		}
+		s.mu.Unlock()
+	}
+	if tokens != 0 && tpm > 0 {
+		a.mu.Lock()
+		a.toks[key] += tokens
+		a.tpm[key] = tpm
+		a.mu.Unlock()
+	}
+}
+
+// takeReleases takes the releases pending for key, for a call to carry
+// (the caller holds beat shared).
+func (a *Admitter) takeReleases(key string) int64 {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.pending[key]
+	if n != 0 {
+		delete(s.pending, key)
+	}
+	return n
+}
+
+// takeCorrection takes key's pending token correction for a call to
+// carry against tpm (0 without one): a refund in full, more tokens at
+// most tpm, as Limiter.Take counts them.
+func (a *Admitter) takeCorrection(key string, tpm int64) int64 {
+	if tpm <= 0 {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, ok := a.toks[key]
+	if !ok {
+		return 0
+	}
+	delete(a.toks, key)
+	delete(a.tpm, key)
+	return min(d, tpm)
+}
+
+// failed notes a failed call that carried rel releases of key: Redis may
+// or may not have them, so only an absolute write may fix its count.
+func (a *Admitter) failed(key string, rel int64, op string, err error) {
+	s := a.s
+	if rel > 0 {
+		s.mu.Lock()
+		s.stale[key] = struct{}{}
+		s.mu.Unlock()
+	}
+	s.fail.fail(op, err)
+}
+
+// Run keeps the slots' lease (Slots.Run's heartbeat) and writes what Done
+// counted every Flush, until ctx ends.
+func (a *Admitter) Run(ctx context.Context) error {
+	hb := time.NewTicker(a.s.lease / 3)
+	defer hb.Stop()
+	fl := time.NewTicker(a.flush)
+	defer fl.Stop()
+	a.s.heartbeat(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			a.flushTokens(context.Background())
+			a.s.stop() // flushes the releases
+			return nil
+		case <-hb.C:
+			a.s.heartbeat(ctx)
+		case <-fl.C:
+			a.flushTokens(ctx) // first: a slot seen back elsewhere comes with its refund
+			a.s.flush(ctx)
+		}
+	}
+}
+
+// flushTokens writes the token corrections no call has carried, in one
+// pipeline, exclusive of the calls that carry them.
+func (a *Admitter) flushTokens(ctx context.Context) {
+	a.mu.Lock()
+	idle := len(a.toks) == 0
+	a.mu.Unlock()
+	if idle {
+		return
+	}
+	a.s.beat.Lock()
+	defer a.s.beat.Unlock()
+	a.mu.Lock()
+	toks, tpm := a.toks, a.tpm
+	a.toks, a.tpm = make(map[string]int64), make(map[string]int64)
+	a.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, a.s.o.Timeout)
+	defer cancel()
+	at, end := instants(time.Now())
+	p := a.s.c.Pipeline()
+	for k, d := range toks {
+		limit := tpm[k]
+		_ = takeScript.Eval(pctx, p, []string{a.tok.Key(k), a.tok.Key(k) + ":sum"}, at, end, min(d, limit), limit, windowMicros)
+	}
+	if _, err := p.Exec(pctx); err != nil && ctx.Err() == nil {
+		a.tok.fail.fail("correct", err) // a correction lost: the window forgets it within a minute
+	}
+}
