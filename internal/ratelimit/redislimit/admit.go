@@ -18,7 +18,7 @@ const DefaultFlush = 20 * time.Millisecond
 // Limiter and Slots, with their keys, semantics and leases: a request
 // costs one script call at admission (the token allowance read, the
 // request counted, a slot taken) and one for its tokens, and nothing when
-// it ends. Done only counts in memory: the key's next Admit (releases)
+// it ends. Concurrent requests' calls share pipelines (see pipe). Done only counts in memory: the key's next Admit (releases)
 // or TakeTokens (token corrections) on this replica carries what it
 // counted to Redis, in the same script and before its own check, and Run
 // writes the rest every Flush, so the other replicas see a slot come back
@@ -26,6 +26,7 @@ const DefaultFlush = 20 * time.Millisecond
 type Admitter struct {
 	req, tok *Limiter
 	s        *Slots
+	p        *pipe // Admit's and TakeTokens' calls
 	flush    time.Duration
 
 	mu   sync.Mutex
@@ -41,7 +42,7 @@ func NewAdmitter(req, tok *Limiter, s *Slots, flush time.Duration) *Admitter {
 	if flush <= 0 {
 		flush = DefaultFlush
 	}
-	return &Admitter{req: req, tok: tok, s: s, flush: flush,
+	return &Admitter{req: req, tok: tok, s: s, flush: flush, p: &pipe{c: s.c, timeout: s.o.Timeout},
 		toks: make(map[string]int64), tpm: make(map[string]int64)}
 }
 
@@ -53,8 +54,8 @@ func (a *Admitter) Failures() int64 {
 // admitScript is one Admit. KEYS: the requests' list and sum, the tokens'
 // list and sum, the slots' hash. ARGV: now (µs), the new bucket's end
 // (µs), the window (µs), rpm, tpm, concurrency (0: none), the instance,
-// the lease (ms), the heartbeat keys' prefix, the hash's TTL (ms), the
-// releases to write first, the token correction to write first. It
+// the lease (ms, unused), the heartbeat keys' prefix, the hash's TTL
+// (ms), the releases to write first, the token correction to write first. It
 // returns {refused (0, 1 requests, 2 concurrency), the requests' take
 // (4 numbers), the tokens' remaining and reset, slot taken (0/1)}.
 var admitScript = redis.NewScript(takeLua + `
@@ -67,9 +68,8 @@ if rel > 0 then
   if redis.call('HINCRBY', h, me, -rel) <= 0 then redis.call('HDEL', h, me) end
 end
 if tpm > 0 then
-  local d = tonumber(ARGV[12])
-  if d ~= 0 then take(KEYS[3], KEYS[4], at, ends, d, tpm, window) end
-  local _, r, s = take(KEYS[3], KEYS[4], at, ends, 0, tpm, window)
+  -- the correction Done counted, or a read: either answers what remains
+  local _, r, s = take(KEYS[3], KEYS[4], at, ends, tonumber(ARGV[12]), tpm, window)
   out[6], out[7] = r, s
 end
 if rpm > 0 then
@@ -78,7 +78,6 @@ if rpm > 0 then
   if a == 0 then out[1] = 1; return out end
 end
 if conc > 0 then
-  redis.call('SET', hbp .. me, '1', 'PX', ARGV[8])
   local all = redis.call('HGETALL', h)
   local held = 0
   for i = 1, #all, 2 do
@@ -90,8 +89,8 @@ if conc > 0 then
     end
   end
   if held >= conc then out[1] = 2; return out end
-  redis.call('HINCRBY', h, me, 1)
-  redis.call('PEXPIRE', h, ARGV[10])
+  -- the heartbeat (Run) renews this instance's key and the hashes it holds slots in
+  if redis.call('HINCRBY', h, me, 1) == 1 then redis.call('PEXPIRE', h, ARGV[10]) end
   out[8] = 1
 end
 return out
@@ -117,11 +116,9 @@ func (a *Admitter) Admit(key string, l ratelimit.Limits, now time.Time) ratelimi
 	rel := a.takeReleases(key)
 	d := a.takeCorrection(key, l.TPM)
 	at, end := instants(now)
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
-	defer cancel()
 	keys := []string{a.req.Key(key), a.req.Key(key) + ":sum", a.tok.Key(key), a.tok.Key(key) + ":sum", s.Key(key)}
-	v, err := admitScript.Run(ctx, s.c, keys, at, end, windowMicros, l.RPM, l.TPM, l.Concurrency,
-		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d).Int64Slice()
+	v, err := a.p.run(admitScript, keys, at, end, windowMicros, l.RPM, l.TPM, l.Concurrency,
+		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d)
 	if err == nil && len(v) != 8 {
 		err = errShape
 	}
@@ -169,10 +166,8 @@ func (a *Admitter) TakeTokens(key string, n, tpm int64, now time.Time) ratelimit
 	defer a.s.beat.RUnlock()
 	d := a.takeCorrection(key, tpm)
 	at, end := instants(now)
-	ctx, cancel := context.WithTimeout(context.Background(), a.s.o.Timeout)
-	defer cancel()
-	v, err := tokensScript.Run(ctx, a.s.c, []string{a.tok.Key(key), a.tok.Key(key) + ":sum"},
-		at, end, windowMicros, d, n, tpm).Int64Slice()
+	v, err := a.p.run(tokensScript, []string{a.tok.Key(key), a.tok.Key(key) + ":sum"},
+		at, end, windowMicros, d, n, tpm)
 	if err == nil && len(v) != 4 {
 		err = errShape
 	}

@@ -43,43 +43,47 @@ func (l *Limiter) Key(key string) string { return l.base + "{" + key + "}" }
 // and retry-after (µs). The scripts that take start with it.
 const takeLua = `
 local function parse(b)
-  local e, n = string.match(b, '^(%d+):(%d+)$')
-  return e, tonumber(n)
+  local i = string.find(b, ':', 1, true)
+  return tonumber(string.sub(b, 1, i - 1)), tonumber(string.sub(b, i + 1))
 end
+-- Lua prints numbers with 14 digits; µs since 1970 have 16
 local function fmt(n) return string.format('%d', n) end
 local function take(list, sumk, at, ends, cost, limit, window)
-  local sum = tonumber(redis.call('GET', sumk) or '0')
+  local raw = redis.call('GET', sumk)
+  local sum = tonumber(raw or '0')
+  local popped = false
   while true do
     local b = redis.call('LINDEX', list, 0)
     if not b then break end
     local e, n = parse(b)
-    if tonumber(e) + window > at then break end
+    if e + window > at then break end
     redis.call('LPOP', list)
-    sum = sum - n
+    sum, popped = sum - n, true
   end
-  local allowed, retry = 1, 0
+  local last = redis.call('LINDEX', list, -1)
+  local le, ln
+  if last then le, ln = parse(last) end
+  local allowed, retry, ttl = 1, 0, false
   if cost < 0 then
     local need = -cost
-    while need > 0 do
-      local b = redis.call('LINDEX', list, -1)
-      if not b then break end
-      local e, n = parse(b)
-      local d = math.min(need, n)
-      n, sum, need = n - d, sum - d, need - d
-      if n == 0 then redis.call('RPOP', list) else redis.call('LSET', list, -1, e .. ':' .. fmt(n)) end
+    while need > 0 and last do
+      local d = math.min(need, ln)
+      ln, sum, need, popped = ln - d, sum - d, need - d, true
+      if ln > 0 then redis.call('LSET', list, -1, fmt(le) .. ':' .. fmt(ln)); break end
+      redis.call('RPOP', list)
+      last = redis.call('LINDEX', list, -1)
+      if last then le, ln = parse(last) end
     end
   elseif cost > 0 then
     if sum + cost <= limit then
-      local b = redis.call('LINDEX', list, -1)
-      local e, n
-      if b then e, n = parse(b) end
       -- a bucket from a replica whose clock runs ahead: fold into it (held longer, never shorter)
-      if e and tonumber(e) >= tonumber(ends) then
-        redis.call('LSET', list, -1, e .. ':' .. fmt(n + cost))
+      if last and le >= tonumber(ends) then
+        redis.call('LSET', list, -1, fmt(le) .. ':' .. fmt(ln + cost))
       else
         redis.call('RPUSH', list, ends .. ':' .. fmt(cost))
+        le, last, ttl = tonumber(ends), true, true
       end
-      sum = sum + cost
+      sum, popped = sum + cost, true
     else
       allowed = 0
       retry = window
@@ -90,23 +94,26 @@ local function take(list, sumk, at, ends, cost, limit, window)
         for _, b in ipairs(bs) do
           local e, n = parse(b)
           need = need - n
-          if need <= 0 then retry, found = tonumber(e) + window - at, true; break end
+          if need <= 0 then retry, found = e + window - at, true; break end
         end
         i = i + 64
       end
     end
   end
   local reset = 0
-  local last = redis.call('LINDEX', list, -1)
-  if last == false or sum <= 0 then
-    redis.call('DEL', list, sumk)
+  if not last or sum <= 0 then
+    if raw or last then redis.call('DEL', list, sumk) end
     sum = 0
   else
-    local e = parse(last)
-    reset = tonumber(e) + window - at
-    local ttl = fmt(math.ceil(reset / 1000) + 1000)
-    redis.call('SET', sumk, fmt(sum), 'PX', ttl)
-    redis.call('PEXPIRE', list, ttl)
+    reset = le + window - at
+    if ttl or not raw then
+      -- a new bucket (or a sum that was lost): both keys live until it leaves, and a second
+      local px = math.ceil(reset / 1000) + 1000
+      redis.call('SET', sumk, fmt(sum), 'PX', fmt(px))
+      redis.call('PEXPIRE', list, fmt(px))
+    elseif popped then
+      redis.call('SET', sumk, fmt(sum), 'KEEPTTL')
+    end
   end
   return allowed, math.max(limit - sum, 0), reset, retry
 end

@@ -23,7 +23,7 @@ import (
 // testRedis connects to MODELGATE_TEST_REDIS (skipping without it) and
 // returns the client and a random key prefix of the test's own, so that
 // tests share the database without seeing each other's keys.
-func testRedis(t *testing.T) (*redis.Client, string) {
+func testRedis(t testing.TB) (*redis.Client, string) {
 	t.Helper()
 	c, err := redislimit.Open(context.Background(), redisURL(t))
 	if err != nil {
@@ -36,7 +36,7 @@ func testRedis(t *testing.T) (*redis.Client, string) {
 }
 
 // redisURL is MODELGATE_TEST_REDIS; the test skips without it.
-func redisURL(t *testing.T) string {
+func redisURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv("MODELGATE_TEST_REDIS")
 	if url == "" {
@@ -70,7 +70,7 @@ func TestAdmitterConformance(t *testing.T) {
 
 // newAdmitter is an Admitter on a fresh prefix (or prefix, to share one
 // with another replica) whose Run the test's end stops.
-func newAdmitter(t *testing.T, prefix string) *redislimit.Admitter {
+func newAdmitter(t testing.TB, prefix string) *redislimit.Admitter {
 	c, fresh := testRedis(t)
 	if prefix == "" {
 		prefix = fresh
