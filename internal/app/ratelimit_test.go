@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,7 +152,18 @@ func TestRateLimits(t *testing.T) {
 // The slow upstream model never answers until its client leaves, so
 // neither depends on timing.
 func TestRateLimitTokensAndConcurrency(t *testing.T) {
-	g := startGateway(t)
+	t.Run("in memory", func(t *testing.T) { testTokensAndConcurrency(t, startGateway(t)) })
+	t.Run("in Redis", func(t *testing.T) {
+		url := os.Getenv("MODELGATE_TEST_REDIS")
+		if url == "" {
+			t.Skip("MODELGATE_TEST_REDIS not set (e.g. redis://127.0.0.1:6379/15): skipping the limits in Redis")
+		}
+		testTokensAndConcurrency(t, startGateway(t, func(c *config.Config) { c.Redis = url }))
+	})
+}
+
+// testTokensAndConcurrency is TestRateLimitTokensAndConcurrency on g.
+func testTokensAndConcurrency(t *testing.T, g *gateway) {
 	ctx := context.Background()
 
 	// inFlight starts a request to the slow model and returns once the

@@ -97,7 +97,8 @@ func (h *Core) TakeTokens(info *reqinfo.Info, n int64) error {
 	n = max(n, 1)
 	var r ratelimit.Result
 	if sh := h.RateLimits.Shared; sh != nil {
-		r = sh.TakeTokens(info.KeyID, n, l.TPM, h.Clock())
+		r = sh.TakeTokens(info.KeyID, n, l.Ahead, l.TPM, h.Clock())
+		l.Ahead, l.Tokens = ratelimit.Ahead{}, 0 // taken back or counted in r
 	} else {
 		r = h.RateLimits.Tokens.Take(info.KeyID, n, l.TPM, h.Clock())
 	}
@@ -172,6 +173,7 @@ func admitShared(sh ratelimit.Admitter, hdr http.Header, key string, l gate.Limi
 		return tooManyRunning(l.Concurrency)
 	}
 	info.Limited.Slot = a.Slot
+	info.Limited.Ahead, info.Limited.Tokens = a.Ahead, a.Ahead.Tokens
 	return nil
 }
 

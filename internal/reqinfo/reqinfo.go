@@ -7,6 +7,8 @@ package reqinfo
 import (
 	"context"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/ratelimit"
 )
 
 // Info is filled in as the request proceeds. Only the request's own
@@ -69,12 +71,13 @@ func (i *Info) AddAttempt(a Attempt) {
 
 // Limited is what a request holds of its key's rate limits.
 type Limited struct {
-	Slot      bool          // it holds one of the key's running slots
-	TPM       int64         // the key's token limit (0: none)
-	Tokens    int64         // the tokens it took at admission, to correct once settled
-	Took      bool          // a token take was made (Remaining and Reset are its)
-	Remaining int64         // tokens remaining after the take
-	Reset     time.Duration // until the token allowance is whole again
+	Slot      bool            // it holds one of the key's running slots
+	TPM       int64           // the key's token limit (0: none)
+	Tokens    int64           // the tokens it took (ahead or at admission), to correct once settled
+	Ahead     ratelimit.Ahead // what a shared limiter took ahead, until TakeTokens
+	Took      bool            // a token take was made (Remaining and Reset are its)
+	Remaining int64           // tokens remaining after the take
+	Reset     time.Duration   // until the token allowance is whole again
 }
 
 type ctxKey struct{}

@@ -45,7 +45,7 @@ func (s *Separate) Admit(key string, l ratelimit.Limits, now time.Time) ratelimi
 }
 
 // TakeTokens implements ratelimit.Admitter.
-func (s *Separate) TakeTokens(key string, n, tpm int64, now time.Time) ratelimit.Result {
+func (s *Separate) TakeTokens(key string, n int64, _ ratelimit.Ahead, tpm int64, now time.Time) ratelimit.Result {
 	return s.Tokens.Take(key, n, tpm, now)
 }
 
@@ -59,12 +59,13 @@ func (s *Separate) Done(key string, slot bool, tokens, tpm int64, now time.Time)
 	}
 }
 
-// admitStep is one call of an Admitter table: Admit (tokens 0), or
-// TakeTokens of take, or Done of done/slot.
+// admitStep is one call of an Admitter table: Admit, TakeTokens of n
+// tokens, or Done of slot and n tokens more than the request took (the
+// runner subtracts what Admit took ahead when TakeTokens did not run).
 type admitStep struct {
 	at   time.Duration
 	op   string // "admit", "take", "done"
-	n    int64  // take: the tokens; done: the correction
+	n    int64  // take: the tokens; done: the correction after the take
 	slot bool   // done: give back a slot
 
 	refused   ratelimit.Refusal // admit
@@ -111,8 +112,30 @@ func RunAdmitter(t *testing.T, newAdmitter func(t *testing.T) ratelimit.Admitter
 			{op: "take", n: 30, allowed: true, remaining: 50},
 			{op: "done", n: -10},
 			{op: "admit", tokens: 60},
+			{op: "take", n: 30, allowed: true, remaining: 30},
 			{op: "done", n: 500}, // used more than the bound: taken only if it fits
-			{op: "admit", tokens: 60},
+			{op: "admit", tokens: 30},
+			{op: "take", n: 25, allowed: true, remaining: 5},
+			{op: "done", n: -25},
+			{op: "admit", tokens: 30},
+			{op: "take", n: 50, allowed: false, remaining: 30, retry: 60 * time.Second}, // more than was taken ahead, refused: all of it back
+			{op: "admit", tokens: 30},
+		}},
+		{"tokens taken ahead, then more", ratelimit.Limits{TPM: 1000}, []admitStep{
+			{op: "admit", tokens: 1000},
+			{op: "take", n: 100, allowed: true, remaining: 900},
+			{op: "done"},
+			{op: "admit", tokens: 900},
+			{op: "take", n: 300, allowed: true, remaining: 600},
+			{op: "done", n: -50},
+			{op: "admit", tokens: 650},
+			{op: "take", n: 200, allowed: true, remaining: 450},
+			{op: "done", n: -200},
+			{op: "admit", tokens: 650},
+			{op: "done"}, // refused before its tokens were known: what was taken ahead goes back
+			{op: "admit", tokens: 650},
+			{at: 70 * time.Second, op: "admit", tokens: 1000},
+			{at: 70 * time.Second, op: "take", n: 1, allowed: true, remaining: 999},
 		}},
 		{"all three; refused on requests takes no slot", lim, []admitStep{
 			{op: "admit", remaining: 2, tokens: 100, gotSlot: true},
@@ -131,11 +154,13 @@ func RunAdmitter(t *testing.T, newAdmitter func(t *testing.T) ratelimit.Admitter
 				name string
 				a    ratelimit.Admitter
 			}{{"reference", NewSeparate()}, {"implementation", newAdmitter(t)}} {
+				var ahead ratelimit.Ahead // as lifecycle keeps it for the request
 				for i, st := range tc.steps {
 					now := start.Add(st.at)
 					switch st.op {
 					case "admit":
 						got := impl.a.Admit("k", tc.l, now)
+						ahead = got.Ahead
 						rem := got.Requests.Remaining
 						if got.Refused != st.refused || got.Slot != st.gotSlot || rem != st.remaining ||
 							(tc.l.TPM > 0 && got.Tokens.Remaining != st.tokens) {
@@ -149,13 +174,15 @@ func RunAdmitter(t *testing.T, newAdmitter func(t *testing.T) ratelimit.Admitter
 							t.Fatalf("%s step %d: requests limit %d, want %d", impl.name, i, got.Requests.Limit, tc.l.RPM)
 						}
 					case "take":
-						got := impl.a.TakeTokens("k", st.n, tc.l.TPM, now)
+						got := impl.a.TakeTokens("k", st.n, ahead, tc.l.TPM, now)
+						ahead = ratelimit.Ahead{}
 						if got.Allowed != st.allowed || got.Remaining != st.remaining || (!st.allowed && !near(got.RetryAfter, st.retry)) {
 							t.Fatalf("%s step %d: take %d = %+v, want allowed %v, remaining %d, retry %v",
 								impl.name, i, st.n, got, st.allowed, st.remaining, st.retry)
 						}
 					case "done":
-						impl.a.Done("k", st.slot, st.n, tc.l.TPM, now)
+						impl.a.Done("k", st.slot, st.n-ahead.Tokens, tc.l.TPM, now)
+						ahead = ratelimit.Ahead{}
 					}
 				}
 			}

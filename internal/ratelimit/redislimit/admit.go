@@ -32,7 +32,12 @@ type Admitter struct {
 	mu   sync.Mutex
 	toks map[string]int64 // token corrections Done counted, per key
 	tpm  map[string]int64 // the limit each correction is counted against
+	need map[string]int64 // what each key's last TakeTokens took, to take ahead
 }
+
+// maxNeed bounds Admitter.need: past it the map starts again empty (it
+// only saves round trips).
+const maxNeed = 1 << 16
 
 var _ ratelimit.Admitter = (*Admitter)(nil)
 
@@ -43,7 +48,7 @@ func NewAdmitter(req, tok *Limiter, s *Slots, flush time.Duration) *Admitter {
 		flush = DefaultFlush
 	}
 	return &Admitter{req: req, tok: tok, s: s, flush: flush, p: &pipe{c: s.c, timeout: s.o.Timeout},
-		toks: make(map[string]int64), tpm: make(map[string]int64)}
+		toks: make(map[string]int64), tpm: make(map[string]int64), need: make(map[string]int64)}
 }
 
 // Failures is how many calls Redis failed so far (each allowed).
@@ -55,14 +60,17 @@ func (a *Admitter) Failures() int64 {
 // list and sum, the slots' hash. ARGV: now (µs), the new bucket's end
 // (µs), the window (µs), rpm, tpm, concurrency (0: none), the instance,
 // the lease (ms, unused), the heartbeat keys' prefix, the hash's TTL
-// (ms), the releases to write first, the token correction to write first. It
-// returns {refused (0, 1 requests, 2 concurrency), the requests' take
-// (4 numbers), the tokens' remaining and reset, slot taken (0/1)}.
+// (ms), the releases to write first, the token correction to write
+// first, the tokens to take ahead (when the request is admitted and they
+// fit twice). It returns {refused (0, 1 requests, 2 concurrency), the
+// requests' take (4 numbers), the tokens' remaining and reset (before any
+// taken ahead), slot taken (0/1), tokens taken ahead and the remaining
+// and reset after them}.
 var admitScript = redis.NewScript(takeLua + `
 local at, ends, window = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local rpm, tpm, conc = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local h, me, hbp = KEYS[5], ARGV[7], ARGV[9]
-local out = {0, 1, 0, 0, 0, 0, 0, 0}
+local out = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 local rel = tonumber(ARGV[11])
 if rel > 0 then
   if redis.call('HINCRBY', h, me, -rel) <= 0 then redis.call('HDEL', h, me) end
@@ -93,6 +101,11 @@ if conc > 0 then
   if redis.call('HINCRBY', h, me, 1) == 1 then redis.call('PEXPIRE', h, ARGV[10]) end
   out[8] = 1
 end
+local ahead = tonumber(ARGV[13])
+if tpm > 0 and ahead > 0 and out[6] >= 2 * ahead then
+  local a, r, s = take(KEYS[3], KEYS[4], at, ends, ahead, tpm, window)
+  if a == 1 then out[9], out[10], out[11] = ahead, r, s end
+end
 return out
 `)
 
@@ -114,12 +127,12 @@ func (a *Admitter) Admit(key string, l ratelimit.Limits, now time.Time) ratelimi
 	s.beat.RLock()
 	defer s.beat.RUnlock()
 	rel := a.takeReleases(key)
-	d := a.takeCorrection(key, l.TPM)
+	d, ahead := a.takeCorrection(key, l.TPM)
 	at, end := instants(now)
 	keys := []string{a.req.Key(key), a.req.Key(key) + ":sum", a.tok.Key(key), a.tok.Key(key) + ":sum", s.Key(key)}
 	v, err := a.p.run(admitScript, keys, at, end, windowMicros, l.RPM, l.TPM, l.Concurrency,
-		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d)
-	if err == nil && len(v) != 8 {
+		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d, ahead)
+	if err == nil && len(v) != 11 {
 		err = errShape
 	}
 	if err != nil {
@@ -152,30 +165,59 @@ func (a *Admitter) Admit(key string, l ratelimit.Limits, now time.Time) ratelimi
 		s.mu.Unlock()
 		ad.Slot = true
 	}
+	if v[8] > 0 {
+		ad.Ahead = ratelimit.Ahead{Tokens: v[8], Remaining: v[9], Reset: time.Duration(v[10]) * time.Microsecond}
+	}
 	return ad
 }
 
-// TakeTokens implements ratelimit.Admitter: one script call, carrying the
-// key's token correction.
-func (a *Admitter) TakeTokens(key string, n, tpm int64, now time.Time) ratelimit.Result {
+// TakeTokens implements ratelimit.Admitter: nothing to send when Admit
+// took enough ahead (what is left over goes back with the key's next
+// call), else one script call carrying the key's token correction and
+// giving back what was taken ahead before taking n.
+func (a *Admitter) TakeTokens(key string, n int64, ahead ratelimit.Ahead, tpm int64, now time.Time) ratelimit.Result {
 	if tpm <= 0 {
 		return ratelimit.Result{Allowed: true}
 	}
 	n = min(n, tpm)
+	if ahead.Tokens > 0 && n <= ahead.Tokens {
+		a.mu.Lock()
+		a.noteNeed(key, n)
+		if d := n - ahead.Tokens; d != 0 {
+			a.toks[key] += d
+			a.tpm[key] = tpm
+		}
+		a.mu.Unlock()
+		return ratelimit.Result{Allowed: true, Limit: tpm, Remaining: ahead.Remaining + ahead.Tokens - n, Reset: ahead.Reset}
+	}
 	a.s.beat.RLock()
 	defer a.s.beat.RUnlock()
-	d := a.takeCorrection(key, tpm)
+	d, _ := a.takeCorrection(key, tpm)
+	a.mu.Lock()
+	a.noteNeed(key, n)
+	a.mu.Unlock()
 	at, end := instants(now)
 	v, err := a.p.run(tokensScript, []string{a.tok.Key(key), a.tok.Key(key) + ":sum"},
-		at, end, windowMicros, d, n, tpm)
+		at, end, windowMicros, d-ahead.Tokens, n, tpm)
 	if err == nil && len(v) != 4 {
 		err = errShape
 	}
 	if err != nil {
+		// What was taken ahead stays taken: the window forgets it
+		// within a minute.
 		a.tok.fail.fail("take", err)
 		return failedOpen(n, tpm)
 	}
 	return result(v, tpm)
+}
+
+// noteNeed remembers n as key's need, for its next Admit to take ahead
+// (a.mu held).
+func (a *Admitter) noteNeed(key string, n int64) {
+	if len(a.need) >= maxNeed {
+		clear(a.need)
+	}
+	a.need[key] = n
 }
 
 // Done implements ratelimit.Admitter: it only counts; see Admitter.
@@ -215,20 +257,22 @@ func (a *Admitter) takeReleases(key string) int64 {
 
 // takeCorrection takes key's pending token correction for a call to
 // carry against tpm (0 without one): a refund in full, more tokens at
-// most tpm, as Limiter.Take counts them.
-func (a *Admitter) takeCorrection(key string, tpm int64) int64 {
+// most tpm, as Limiter.Take counts them; and what its Admit may take
+// ahead.
+func (a *Admitter) takeCorrection(key string, tpm int64) (d, ahead int64) {
 	if tpm <= 0 {
-		return 0
+		return 0, 0
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	ahead = a.need[key]
 	d, ok := a.toks[key]
 	if !ok {
-		return 0
+		return 0, ahead
 	}
 	delete(a.toks, key)
 	delete(a.tpm, key)
-	return min(d, tpm)
+	return min(d, tpm), ahead
 }
 
 // failed notes a failed call that carried rel releases of key: Redis may

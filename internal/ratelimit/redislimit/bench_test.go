@@ -54,7 +54,7 @@ func BenchmarkAdmit(b *testing.B) {
 					i++
 					now := time.Now()
 					ad := a.Admit(k, l, now)
-					a.TakeTokens(k, 500, l.TPM, now)
+					a.TakeTokens(k, 500, ad.Ahead, l.TPM, now)
 					a.Done(k, ad.Slot, -200, l.TPM, now)
 				}
 			})

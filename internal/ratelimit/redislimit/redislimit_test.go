@@ -94,7 +94,7 @@ func TestAdmitterFlushesToOtherReplicas(t *testing.T) {
 	a, b := newAdmitter(t, prefix), newAdmitter(t, prefix)
 	l := ratelimit.Limits{TPM: 100, Concurrency: 1}
 	now := time.Now()
-	if !a.Admit("k", l, now).Slot || !a.TakeTokens("k", 90, 100, now).Allowed {
+	if ad := a.Admit("k", l, now); !ad.Slot || !a.TakeTokens("k", 90, ad.Ahead, 100, now).Allowed {
 		t.Fatal("replica a: first request refused")
 	}
 	if got := b.Admit("k", l, now); got.Refused != ratelimit.RefusedConcurrency {
