@@ -66,45 +66,70 @@ func (a *Admitter) Failures() int64 {
 // requests' take (4 numbers), the tokens' remaining and reset (before any
 // taken ahead), slot taken (0/1), tokens taken ahead and the remaining
 // and reset after them}.
-var admitScript = redis.NewScript(takeLua + `
-local at, ends, window = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+var admitScript = redis.NewScript(windowLua + `
+local at, ends, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rpm, tpm, conc = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local h, me, hbp = KEYS[5], ARGV[7], ARGV[9]
+local rel, ahead = tonumber(ARGV[11]), tonumber(ARGV[13])
 local out = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-local rel = tonumber(ARGV[11])
-if rel > 0 then
-  if redis.call('HINCRBY', h, me, -rel) <= 0 then redis.call('HDEL', h, me) end
+local function release()
+  if rel > 0 and redis.call('HINCRBY', h, me, -rel) <= 0 then redis.call('HDEL', h, me) end
 end
+local tok
 if tpm > 0 then
   -- the correction Done counted, or a read: either answers what remains
-  local _, r, s = take(KEYS[3], KEYS[4], at, ends, tonumber(ARGV[12]), tpm, window)
+  tok = open(KEYS[3], KEYS[4], at, window)
+  local _, r, s = tok:take(tonumber(ARGV[12]), tpm, ends)
   out[6], out[7] = r, s
 end
 if rpm > 0 then
-  local a, r, s, t = take(KEYS[1], KEYS[2], at, ends, 1, rpm, window)
+  local w = open(KEYS[1], KEYS[2], at, window)
+  local a, r, s, t = w:take(1, rpm, ends)
+  w:save()
   out[2], out[3], out[4], out[5] = a, r, s, t
-  if a == 0 then out[1] = 1; return out end
+  if a == 0 then
+    out[1] = 1
+    release()
+    if tok then tok:save() end
+    return out
+  end
 end
 if conc > 0 then
+  -- this instance's entry still counts the releases it carries
   local all = redis.call('HGETALL', h)
-  local held = 0
+  local held, mine = 0, 0
   for i = 1, #all, 2 do
     local inst = all[i]
-    if inst == me or redis.call('EXISTS', hbp .. inst) == 1 then
+    if inst == me then
+      mine = tonumber(all[i + 1])
+      held = held + mine
+    elseif redis.call('EXISTS', hbp .. inst) == 1 then
       held = held + tonumber(all[i + 1])
     else
       redis.call('HDEL', h, inst)
     end
   end
-  if held >= conc then out[1] = 2; return out end
-  -- the heartbeat (Run) renews this instance's key and the hashes it holds slots in
-  if redis.call('HINCRBY', h, me, 1) == 1 then redis.call('PEXPIRE', h, ARGV[10]) end
+  if held - rel >= conc then
+    out[1] = 2
+    release()
+    if tok then tok:save() end
+    return out
+  end
+  -- the releases carried and the slot taken, in one write (none when they cancel out)
+  local n = math.max(mine - rel, 0) + 1
+  if n ~= mine then redis.call('HSET', h, me, n) end
+  -- the heartbeat (Run) renews the hashes this instance holds slots in
+  if mine == 0 then redis.call('PEXPIRE', h, ARGV[10]) end
   out[8] = 1
+else
+  release()
 end
-local ahead = tonumber(ARGV[13])
-if tpm > 0 and ahead > 0 and out[6] >= 2 * ahead then
-  local a, r, s = take(KEYS[3], KEYS[4], at, ends, ahead, tpm, window)
-  if a == 1 then out[9], out[10], out[11] = ahead, r, s end
+if tok then
+  if ahead > 0 and out[6] >= 2 * ahead then
+    local a, r, s = tok:take(ahead, tpm, ends)
+    if a == 1 then out[9], out[10], out[11] = ahead, r, s end
+  end
+  tok:save()
 end
 return out
 `)
@@ -112,11 +137,13 @@ return out
 // tokensScript is one TakeTokens. KEYS: the tokens' list and sum. ARGV:
 // now (µs), the new bucket's end (µs), the window (µs), the correction to
 // write first, the cost, the limit. It returns take's four numbers.
-var tokensScript = redis.NewScript(takeLua + `
-local at, ends, window, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
-local d = tonumber(ARGV[4])
-if d ~= 0 then take(KEYS[1], KEYS[2], at, ends, d, limit, window) end
-return {take(KEYS[1], KEYS[2], at, ends, tonumber(ARGV[5]), limit, window)}
+var tokensScript = redis.NewScript(windowLua + `
+local w = open(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[3]))
+local ends, limit, d = tonumber(ARGV[2]), tonumber(ARGV[6]), tonumber(ARGV[4])
+if d ~= 0 then w:take(d, limit, ends) end
+local a, r, s, t = w:take(tonumber(ARGV[5]), limit, ends)
+w:save()
+return {a, r, s, t}
 `)
 
 // Admit implements ratelimit.Admitter: one script call, carrying the
@@ -129,7 +156,8 @@ func (a *Admitter) Admit(key string, l ratelimit.Limits, now time.Time) ratelimi
 	rel := a.takeReleases(key)
 	d, ahead := a.takeCorrection(key, l.TPM)
 	at, end := instants(now)
-	keys := []string{a.req.Key(key), a.req.Key(key) + ":sum", a.tok.Key(key), a.tok.Key(key) + ":sum", s.Key(key)}
+	keys := append(append(make([]string, 0, 5), a.req.keys(key)...), a.tok.keys(key)...)
+	keys = append(keys, s.Key(key))
 	v, err := a.p.run(admitScript, keys, at, end, windowMicros, l.RPM, l.TPM, l.Concurrency,
 		s.instance, s.lease.Milliseconds(), s.hbPrefix, s.hashTTL().Milliseconds(), rel, d, ahead)
 	if err == nil && len(v) != 11 {
@@ -197,7 +225,7 @@ func (a *Admitter) TakeTokens(key string, n int64, ahead ratelimit.Ahead, tpm in
 	a.noteNeed(key, n)
 	a.mu.Unlock()
 	at, end := instants(now)
-	v, err := a.p.run(tokensScript, []string{a.tok.Key(key), a.tok.Key(key) + ":sum"},
+	v, err := a.p.run(tokensScript, a.tok.keys(key),
 		at, end, windowMicros, d-ahead.Tokens, n, tpm)
 	if err == nil && len(v) != 4 {
 		err = errShape
@@ -331,7 +359,7 @@ func (a *Admitter) flushTokens(ctx context.Context) {
 	p := a.s.c.Pipeline()
 	for k, d := range toks {
 		limit := tpm[k]
-		_ = takeScript.Eval(pctx, p, []string{a.tok.Key(k), a.tok.Key(k) + ":sum"}, at, end, min(d, limit), limit, windowMicros)
+		_ = takeScript.Eval(pctx, p, a.tok.keys(k), at, end, min(d, limit), limit, windowMicros)
 	}
 	if _, err := p.Exec(pctx); err != nil && ctx.Err() == nil {
 		a.tok.fail.fail("correct", err) // a correction lost: the window forgets it within a minute

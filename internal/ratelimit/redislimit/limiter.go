@@ -33,97 +33,24 @@ func NewLimiter(c redis.UniversalClient, name string, o Options) *Limiter {
 // Failures is how many Takes Redis failed (and so were allowed) so far.
 func (l *Limiter) Failures() int64 { return l.fail.count() }
 
-// Key is the Redis key holding key's buckets (its sum is Key(key)+":sum").
+// Key is the Redis list holding key's buckets; its head (windowLua) is
+// Key(key)+":head".
 func (l *Limiter) Key(key string) string { return l.base + "{" + key + "}" }
 
-// takeLua defines take(list, sumk, at, ends, cost, limit, window), one
-// Take on a bucket list ("end:units", oldest first) and its sum: at is now
-// (µs), ends the new bucket's end (µs, rounded up to the resolution, as a
-// string), window in µs. It returns allowed (0/1), remaining, reset (µs)
-// and retry-after (µs). The scripts that take start with it.
-const takeLua = `
-local function parse(b)
-  local i = string.find(b, ':', 1, true)
-  return tonumber(string.sub(b, 1, i - 1)), tonumber(string.sub(b, i + 1))
-end
--- Lua prints numbers with 14 digits; µs since 1970 have 16
-local function fmt(n) return string.format('%d', n) end
-local function take(list, sumk, at, ends, cost, limit, window)
-  local raw = redis.call('GET', sumk)
-  local sum = tonumber(raw or '0')
-  local popped = false
-  while true do
-    local b = redis.call('LINDEX', list, 0)
-    if not b then break end
-    local e, n = parse(b)
-    if e + window > at then break end
-    redis.call('LPOP', list)
-    sum, popped = sum - n, true
-  end
-  local last = redis.call('LINDEX', list, -1)
-  local le, ln
-  if last then le, ln = parse(last) end
-  local allowed, retry, ttl = 1, 0, false
-  if cost < 0 then
-    local need = -cost
-    while need > 0 and last do
-      local d = math.min(need, ln)
-      ln, sum, need, popped = ln - d, sum - d, need - d, true
-      if ln > 0 then redis.call('LSET', list, -1, fmt(le) .. ':' .. fmt(ln)); break end
-      redis.call('RPOP', list)
-      last = redis.call('LINDEX', list, -1)
-      if last then le, ln = parse(last) end
-    end
-  elseif cost > 0 then
-    if sum + cost <= limit then
-      -- a bucket from a replica whose clock runs ahead: fold into it (held longer, never shorter)
-      if last and le >= tonumber(ends) then
-        redis.call('LSET', list, -1, fmt(le) .. ':' .. fmt(ln + cost))
-      else
-        redis.call('RPUSH', list, ends .. ':' .. fmt(cost))
-        le, last, ttl = tonumber(ends), true, true
-      end
-      sum, popped = sum + cost, true
-    else
-      allowed = 0
-      retry = window
-      local need, i, found = sum + cost - limit, 0, false
-      while not found do
-        local bs = redis.call('LRANGE', list, i, i + 63)
-        if #bs == 0 then break end
-        for _, b in ipairs(bs) do
-          local e, n = parse(b)
-          need = need - n
-          if need <= 0 then retry, found = e + window - at, true; break end
-        end
-        i = i + 64
-      end
-    end
-  end
-  local reset = 0
-  if not last or sum <= 0 then
-    if raw or last then redis.call('DEL', list, sumk) end
-    sum = 0
-  else
-    reset = le + window - at
-    if ttl or not raw then
-      -- a new bucket (or a sum that was lost): both keys live until it leaves, and a second
-      local px = math.ceil(reset / 1000) + 1000
-      redis.call('SET', sumk, fmt(sum), 'PX', fmt(px))
-      redis.call('PEXPIRE', list, fmt(px))
-    elseif popped then
-      redis.call('SET', sumk, fmt(sum), 'KEEPTTL')
-    end
-  end
-  return allowed, math.max(limit - sum, 0), reset, retry
-end
-`
+// keys are the window's list and head, as the scripts take them.
+func (l *Limiter) keys(key string) []string {
+	k := l.Key(key)
+	return []string{k, k + ":head"}
+}
 
-// takeScript is one Take. KEYS: the bucket list and its sum. ARGV: now
+// takeScript is one Take. KEYS: the window's list and head. ARGV: now
 // (µs), the new bucket's end (µs), cost, limit, window (µs). It returns
-// take's four numbers.
-var takeScript = redis.NewScript(takeLua + `
-return {take(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))}
+// allowed (0/1), remaining, reset (µs) and retry-after (µs).
+var takeScript = redis.NewScript(windowLua + `
+local w = open(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[5]))
+local a, r, s, t = w:take(tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[2]))
+w:save()
+return {a, r, s, t}
 `)
 
 // instants are a Take's times as the scripts want them: now and the new
@@ -161,7 +88,7 @@ func (l *Limiter) Take(key string, cost, limit int64, now time.Time) ratelimit.R
 	at, end := instants(now)
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.Timeout)
 	defer cancel()
-	v, err := takeScript.Run(ctx, l.c, []string{l.Key(key), l.Key(key) + ":sum"},
+	v, err := takeScript.Run(ctx, l.c, l.keys(key),
 		at, end, cost, limit, windowMicros).Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errShape

@@ -20,7 +20,8 @@
 // readiness probe).
 //
 // Keys: mg:rl:<name>:{<key>} (a list of 100 ms buckets, "end:units") and
-// mg:rl:<name>:{<key>}:sum for the limiter; mg:conc:{<key>} (a hash of
+// mg:rl:<name>:{<key>}:head (its total, oldest end and newest bucket; see
+// windowLua) for the limiter; mg:conc:{<key>} (a hash of
 // instance → slots held) and mg:conc:hb:<instance> (the heartbeat) for
 // the slots. Every key expires: a window's keys when their last unit
 // comes back, a slot hash a few leases after its last use.
