@@ -26,8 +26,9 @@ import (
 // loopback that share one database and one Redis, each with its own usage
 // journal, in front of fake upstreams, and shows that what issue 33 asks
 // of replicas holds across them: one key's rate limit, one account's
-// balance, a key's revocation, video tasks' leases, and the usage records
-// of a replica killed under load. The binary is built once for all.
+// balance, a key's revocation, video tasks' leases, the usage records of
+// a replica killed under load, and a config reload announced to all.
+// The binary is built once for all.
 func TestReplicas(t *testing.T) {
 	b := replicaBackends(t)
 	bin := buildModelgate(t, t.TempDir())
@@ -40,6 +41,7 @@ func TestReplicas(t *testing.T) {
 		{"Revoke", testReplicaRevoke},
 		{"VideoLeases", testReplicaVideoLeases},
 		{"KillUnderLoad", testReplicaKillUnderLoad},
+		{"Reload", testReplicaReload},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, bin, b) })

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/modelgate/modelgate/internal/app"
@@ -69,9 +71,12 @@ func serveCmd(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
 		return 1
 	}
-	watchReload(ctx, a, *path, *listen, e, log)
+	if err := watchReload(ctx, a, *path, *listen, e, log); err != nil {
+		fmt.Fprintf(e.stderr, "modelgate: %v\n", err)
+		return 1
+	}
 	log.Info("modelgate listening", "addr", "http://"+ln.Addr().String()+"/v1", "version", version,
-		"database", cfg.Database, "providers", len(cfg.Providers),
+		"database", databaseForLog(cfg.Database), "providers", len(cfg.Providers),
 		"gc_percent", gc, "memory_limit", limit, "max_connections", a.MaxConns())
 	if err := a.Run(ctx, ln); err != nil {
 		log.Error("stopped with an error", "err", err)
@@ -124,4 +129,19 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// databaseForLog is the database setting as the start's log line shows
+// it: a PostgreSQL URL without its password or parameters (which may hold
+// one), a SQLite path as it is.
+func databaseForLog(db string) string {
+	if !strings.HasPrefix(db, "postgres") {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres (an unparsable URL)"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
 }

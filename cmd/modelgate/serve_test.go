@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +40,20 @@ func TestApplyGC(t *testing.T) {
 					gc, lim, percent, limit, tc.logGC, tc.logLim, tc.percent, tc.runtimeLimit)
 			}
 		})
+	}
+}
+
+// TestDatabaseForLog: the start's log line never shows a database
+// password, in the URL's user part or its parameters.
+func TestDatabaseForLog(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"sqlite:modelgate.db", "sqlite:modelgate.db"},
+		{"postgres://mg:s3cret@db:5432/modelgate?sslmode=disable", "postgres://mg:xxxxx@db:5432/modelgate"},
+		{"postgresql://db/modelgate?password=s3cret&sslmode=require", "postgresql://db/modelgate"},
+		{"postgres://db/modelgate", "postgres://db/modelgate"},
+	} {
+		if got := databaseForLog(tc.in); got != tc.want || strings.Contains(got, "s3cret") {
+			t.Errorf("databaseForLog(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

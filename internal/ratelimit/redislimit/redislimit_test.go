@@ -157,6 +157,36 @@ func TestTwoReplicasShareALimit(t *testing.T) {
 	}
 }
 
+// TestWindowKeys: a window is its list of buckets and a head that
+// mirrors it; folded takes rewrite the newest bucket in place, and a list
+// whose head is gone (evicted) is dropped rather than trusted.
+func TestWindowKeys(t *testing.T) {
+	c, prefix := testRedis(t)
+	ctx := context.Background()
+	l := redislimit.NewLimiter(c, "req", redislimit.Options{Prefix: prefix})
+	now := time.UnixMicro(1_796_371_200_123_456) // 2026-12-04, between two buckets
+	end := "1796371200200000"                    // rounded up to the next 100 ms, to the µs
+	for i := range 3 {
+		if r := l.Take("k", 2, 10, now); !r.Allowed || r.Remaining != int64(8-2*i) {
+			t.Fatalf("take %d: %+v", i, r)
+		}
+	}
+	list, head := l.Key("k"), l.Key("k")+":head"
+	if got := c.LRange(ctx, list, 0, -1).Val(); len(got) != 1 || got[0] != end+":6" {
+		t.Fatalf("buckets %q, want [%s:6]", got, end)
+	}
+	if got := c.Get(ctx, head).Val(); got != "6 "+end+" "+end+" 6" {
+		t.Fatalf("head %q", got)
+	}
+	c.Del(ctx, head)
+	if r := l.Take("k", 1, 10, now); !r.Allowed || r.Remaining != 9 {
+		t.Fatalf("after the head was lost: %+v, want the window started afresh", r)
+	}
+	if got := c.LRange(ctx, list, 0, -1).Val(); len(got) != 1 || got[0] != end+":1" {
+		t.Fatalf("buckets after the head was lost %q, want [%s:1]", got, end)
+	}
+}
+
 // TestDeadReplicaSlotsFreed: a replica that dies holding slots (it stops
 // renewing its heartbeat) frees them within its lease; a live one keeps
 // them past it.
