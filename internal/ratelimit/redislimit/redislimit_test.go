@@ -85,6 +85,27 @@ func newAdmitter(t testing.TB, prefix string) *redislimit.Admitter {
 	return a
 }
 
+// TestAdmitterAfterScriptFlush: a Redis that lost its script cache (a
+// restart, SCRIPT FLUSH) answers the pipelined calls NOSCRIPT; each is
+// sent again whole and answered, nothing fails open.
+func TestAdmitterAfterScriptFlush(t *testing.T) {
+	redisURL(t)
+	a := newAdmitter(t, "")
+	c, _ := testRedis(t)
+	l := ratelimit.Limits{RPM: 2, TPM: 100, Concurrency: 1}
+	for i, want := range []ratelimit.Refusal{ratelimit.NotRefused, ratelimit.RefusedConcurrency} {
+		if err := c.ScriptFlush(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Admit("k", l, time.Now()); got.Refused != want {
+			t.Fatalf("admission %d after SCRIPT FLUSH: %+v, want refused %d", i, got, want)
+		}
+	}
+	if n := a.Failures(); n != 0 {
+		t.Errorf("%d calls failed open", n)
+	}
+}
+
 // TestAdmitterFlushesToOtherReplicas: what Done counted on one replica
 // (a slot, a refund) reaches another within the flush interval, without
 // the first replica calling again.
