@@ -56,8 +56,8 @@ func (a *Admitter) Failures() int64 {
 	return a.req.Failures() + a.tok.Failures() + a.s.Failures()
 }
 
-// admitScript is one Admit. KEYS: the requests' list and sum, the tokens'
-// list and sum, the slots' hash. ARGV: now (µs), the new bucket's end
+// admitScript is one Admit. KEYS: the requests' list and head, the tokens'
+// list and head, the slots' hash. ARGV: now (µs), the new bucket's end
 // (µs), the window (µs), rpm, tpm, concurrency (0: none), the instance,
 // the lease (ms, unused), the heartbeat keys' prefix, the hash's TTL
 // (ms), the releases to write first, the token correction to write
@@ -134,7 +134,7 @@ end
 return out
 `)
 
-// tokensScript is one TakeTokens. KEYS: the tokens' list and sum. ARGV:
+// tokensScript is one TakeTokens. KEYS: the tokens' list and head. ARGV:
 // now (µs), the new bucket's end (µs), the window (µs), the correction to
 // write first, the cost, the limit. It returns take's four numbers.
 var tokensScript = redis.NewScript(windowLua + `
@@ -304,7 +304,9 @@ func (a *Admitter) takeCorrection(key string, tpm int64) (d, ahead int64) {
 }
 
 // failed notes a failed call that carried rel releases of key: Redis may
-// or may not have them, so only an absolute write may fix its count.
+// or may not have them, so only an absolute write may fix its count. A
+// token correction it carried is not sent again (a refund lost comes back
+// with the window, within a minute).
 func (a *Admitter) failed(key string, rel int64, op string, err error) {
 	s := a.s
 	if rel > 0 {
