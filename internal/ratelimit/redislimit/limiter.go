@@ -33,8 +33,8 @@ func NewLimiter(c redis.UniversalClient, name string, o Options) *Limiter {
 // Failures is how many Takes Redis failed (and so were allowed) so far.
 func (l *Limiter) Failures() int64 { return l.fail.count() }
 
-// Key is the Redis list holding key's buckets; its head (windowLua) is
-// Key(key)+":head".
+// Key is the Redis list holding key's older buckets; its head (windowLua),
+// with the total and the newest bucket, is Key(key)+":head".
 func (l *Limiter) Key(key string) string { return l.base + "{" + key + "}" }
 
 // keys are the window's list and head, as the scripts take them.

@@ -19,9 +19,9 @@
 // last one, and Failures counts every one for the caller (metrics, the
 // readiness probe).
 //
-// Keys: mg:rl:<name>:{<key>} (a list of 100 ms buckets, "end:units") and
-// mg:rl:<name>:{<key>}:head (its total, oldest end and newest bucket; see
-// windowLua) for the limiter; mg:conc:{<key>} (a hash of
+// Keys: mg:rl:<name>:{<key>} (a list of the older 100 ms buckets,
+// "end:units") and mg:rl:<name>:{<key>}:head (the window's total, oldest
+// end and newest bucket; see windowLua) for the limiter; mg:conc:{<key>} (a hash of
 // instance → slots held) and mg:conc:hb:<instance> (the heartbeat) for
 // the slots. Every key expires: a window's keys when their last unit
 // comes back, a slot hash a few leases after its last use.

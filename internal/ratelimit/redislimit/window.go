@@ -1,14 +1,16 @@
 package redislimit
 
 // windowLua defines a sliding window kept in two keys, for the scripts
-// that take from one: a list of buckets "end:units" (µs since 1970, oldest
-// first; a bucket's units come back window after its end) and a head key
-// "sum first lastEnd lastUnits" holding the list's total, its oldest end
-// and its newest bucket. Each redis.call costs Redis about a microsecond
-// (more than the Lua around it), so a window is read with one GET, changed
-// in Lua, and written once (save): a take folded into the newest bucket is
-// GET, LSET and SET. Only expiry pops, a new bucket pushes, and a refused
-// take scans the list for its retry-after.
+// that take from one: a head "sum first lastEnd lastUnits older" (µs since
+// 1970) holding the window's total, its oldest bucket's end and its newest
+// bucket, and a list of the older buckets "end:units", oldest first
+// (older counts them). A bucket's units come back window after its end.
+// Each redis.call costs Redis about a microsecond (more than the Lua
+// around it), so a window is read with one GET, changed in Lua, and
+// written once (save): a take folded into the newest bucket is GET and
+// SET. Only a new bucket (every 100 ms at most) pushes the newest onto
+// the list, expiry pops it, and a refused take scans it for its
+// retry-after.
 //
 //	local w = open(list, head, at, window)
 //	local allowed, remaining, reset, retry = w:take(cost, limit, ends)
@@ -28,30 +30,28 @@ end
 local W = {}
 W.__index = W
 local function open(list, head, at, window)
-  local w = setmetatable({list = list, head = head, at = at, window = window, sum = 0}, W)
+  local w = setmetatable({list = list, head = head, at = at, window = window, sum = 0, older = 0}, W)
   local h = redis.call('GET', head)
   if h then
-    local s, f, le, ln = string.match(h, '^(%d+) (%d+) (%d+) (%d+)$')
-    w.sum, w.first, w.le, w.ln, w.had = tonumber(s), tonumber(f), tonumber(le), tonumber(ln), true
-  else
-    redis.call('DEL', list) -- a list without its head (evicted) is not trusted
+    local s, f, le, ln, o = string.match(h, '^(%d+) (%d+) (%d+) (%d+) (%d+)$')
+    if s then
+      w.sum, w.first, w.le, w.ln, w.older, w.had = tonumber(s), tonumber(f), tonumber(le), tonumber(ln), tonumber(o), true
+    end
+  end
+  if not w.had then
+    redis.call('DEL', list) -- older buckets without their head (evicted) are not trusted
   end
   while w.first and w.first + window <= at do
-    local b = redis.call('LPOP', list)
-    if not b then w.first = nil; break end
-    local _, n = parse(b)
-    w.sum, w.changed = w.sum - n, true
-    b = redis.call('LINDEX', list, 0)
-    if b then w.first = parse(b) else w.first = nil end
+    w.changed = true
+    if w.older == 0 then -- the newest bucket left too: the window is empty
+      w.sum, w.first, w.le, w.ln = 0, nil, nil, nil
+      break
+    end
+    local _, n = parse(redis.call('LPOP', list))
+    w.sum, w.older = w.sum - n, w.older - 1
+    if w.older > 0 then w.first = parse(redis.call('LINDEX', list, 0)) else w.first = w.le end
   end
-  if not w.first then w.sum, w.le, w.ln = 0, nil, nil end
   return w
-end
-function W:flushLast()
-  if self.dirty then
-    redis.call('LSET', self.list, -1, fmt(self.le) .. ':' .. fmt(self.ln))
-    self.dirty = false
-  end
 end
 function W:take(cost, limit, ends)
   local allowed, retry = 1, 0
@@ -60,28 +60,31 @@ function W:take(cost, limit, ends)
     while need > 0 and self.le do
       local d = math.min(need, self.ln)
       self.ln, self.sum, need, self.changed = self.ln - d, self.sum - d, need - d, true
-      if self.ln > 0 then self.dirty = true; break end
-      self.dirty = false
-      redis.call('RPOP', self.list)
-      local b = redis.call('LINDEX', self.list, -1)
-      if b then self.le, self.ln = parse(b) else self.le, self.ln, self.first = nil, nil, nil end
+      if self.ln > 0 then break end
+      if self.older > 0 then -- the newest is empty: the last older one is the newest now
+        self.le, self.ln = parse(redis.call('RPOP', self.list))
+        self.older = self.older - 1
+      else
+        self.le, self.ln, self.first = nil, nil, nil
+      end
     end
   elseif cost > 0 then
     if self.sum + cost <= limit then
       if self.le and self.le >= ends then
-        self.ln, self.dirty = self.ln + cost, true
+        self.ln = self.ln + cost
       else
-        self:flushLast()
-        redis.call('RPUSH', self.list, fmt(ends) .. ':' .. fmt(cost))
+        if self.le then
+          redis.call('RPUSH', self.list, fmt(self.le) .. ':' .. fmt(self.ln))
+          self.older = self.older + 1
+        end
         self.le, self.ln, self.pushed = ends, cost, true
         self.first = self.first or ends
       end
       self.sum, self.changed = self.sum + cost, true
     else
       allowed, retry = 0, self.window
-      self:flushLast()
       local need, i, found = self.sum + cost - limit, 0, false
-      while not found do
+      while not found and i < self.older do
         local bs = redis.call('LRANGE', self.list, i, i + 63)
         if #bs == 0 then break end
         for _, b in ipairs(bs) do
@@ -91,6 +94,7 @@ function W:take(cost, limit, ends)
         end
         i = i + 64
       end
+      if not found and self.le then retry = self.le + self.window - self.at end
     end
   end
   local reset = 0
@@ -98,18 +102,17 @@ function W:take(cost, limit, ends)
   return allowed, math.max(limit - self.sum, 0), reset, retry
 end
 function W:save()
-  self:flushLast()
   if not self.le or self.sum <= 0 then
     if self.had or self.pushed then redis.call('DEL', self.list, self.head) end
     return
   end
   if not self.changed then return end
-  local h = fmt(self.sum) .. ' ' .. fmt(self.first) .. ' ' .. fmt(self.le) .. ' ' .. fmt(self.ln)
+  local h = fmt(self.sum) .. ' ' .. fmt(self.first) .. ' ' .. fmt(self.le) .. ' ' .. fmt(self.ln) .. ' ' .. fmt(self.older)
   if self.pushed or not self.had then
     -- both keys live until the newest bucket leaves, and a second
     local px = fmt(math.ceil((self.le + self.window - self.at) / 1000) + 1000)
     redis.call('SET', self.head, h, 'PX', px)
-    redis.call('PEXPIRE', self.list, px)
+    if self.older > 0 then redis.call('PEXPIRE', self.list, px) end
   else
     redis.call('SET', self.head, h, 'KEEPTTL')
   end
