@@ -230,6 +230,34 @@ func testTokensAndConcurrency(t *testing.T, g *gateway) {
 		eventually(t, func() error { _, err := limitedChat(ctx, g, p, "gpt-4o-mini", 400); return err })
 	})
 
+	t.Run("each request's tokens counted once", func(t *testing.T) {
+		// With room for many requests, a shared limiter takes each one's
+		// tokens ahead at admission: the next request's remaining tokens
+		// are the limit less what the first used and its own bound, as
+		// when they are taken once the body is read.
+		p := g.limitedPayer("default", 10*money.Unit, store.KeyLimits{TPM: 100000})
+		c := g.client(p.secret)
+		params := oai.ChatCompletionNewParams{Model: "gpt-4o-mini", MaxTokens: oai.Int(400),
+			Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("hi")}}
+		var rem [4]int
+		var used [4]int64
+		for i := range rem {
+			var resp *http.Response
+			out, err := c.Chat.Completions.New(ctx, params, option.WithResponseInto(&resp))
+			if err != nil {
+				t.Fatalf("request %d: %v", i+1, err)
+			}
+			rem[i], _ = strconv.Atoi(resp.Header.Get("x-ratelimit-remaining-tokens"))
+			used[i] = out.Usage.TotalTokens
+		}
+		for i := 1; i < len(rem); i++ {
+			if got := int64(rem[i-1] - rem[i]); got != used[i-1] {
+				t.Errorf("request %d: %d tokens remaining after %d, a difference of %d; want request %d's %d used",
+					i+1, rem[i], rem[i-1], got, i, used[i-1])
+			}
+		}
+	})
+
 	t.Run("tokens per minute of legacy completions", func(t *testing.T) {
 		p := g.limitedPayer("default", 10*money.Unit, store.KeyLimits{TPM: 600})
 		c := g.client(p.secret)
