@@ -132,8 +132,8 @@ func startCPUProfile(path string) (func(), error) {
 }
 
 // databaseForLog is the database setting as the start's log line shows
-// it: a PostgreSQL URL without its password or parameters (which may hold
-// one), a SQLite path as it is.
+// it: a PostgreSQL URL redacted as provider URLs are (app.RedactURL: no
+// user info, no query values), a SQLite path as it is.
 func databaseForLog(db string) string {
 	if !strings.HasPrefix(db, "postgres") {
 		return db
@@ -142,6 +142,5 @@ func databaseForLog(db string) string {
 	if err != nil {
 		return "postgres (an unparsable URL)"
 	}
-	u.RawQuery = ""
-	return u.Redacted()
+	return app.RedactURL(u)
 }

@@ -48,8 +48,8 @@ func TestApplyGC(t *testing.T) {
 func TestDatabaseForLog(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"sqlite:modelgate.db", "sqlite:modelgate.db"},
-		{"postgres://mg:s3cret@db:5432/modelgate?sslmode=disable", "postgres://mg:xxxxx@db:5432/modelgate"},
-		{"postgresql://db/modelgate?password=s3cret&sslmode=require", "postgresql://db/modelgate"},
+		{"postgres://mg:s3cret@db:5432/modelgate?sslmode=disable", "postgres://***@db:5432/modelgate?sslmode=***"},
+		{"postgresql://db/modelgate?password=s3cret&sslmode=require", "postgresql://db/modelgate?password=***&sslmode=***"},
 		{"postgres://db/modelgate", "postgres://db/modelgate"},
 	} {
 		if got := databaseForLog(tc.in); got != tc.want || strings.Contains(got, "s3cret") {
